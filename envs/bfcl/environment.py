@@ -1,0 +1,256 @@
+"""BFCL's executable backends behind our `Environment` contract.
+
+Each backend class (GorillaFileSystem, TradingBot, ...) becomes one `BfclEnvironment`
+owning one backend instance: no module-level state, one instance per sample and epoch.
+Calls are executed by bfcl-eval's own executor (`execute_multi_turn_func_call`), so
+results and error strings are byte-for-byte the official ones. That executor looks
+instances up in its module globals; we lend it ours under a unique key for the
+duration of one call and take them back, so nothing is left in bfcl-eval's cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from envs.base import Environment, ToolResult, ToolSpec
+from envs.bfcl import codec, package
+
+__all__ = ["BfclEnvironment", "BfclWorld", "forget_instances", "official_executor"]
+
+ERROR_PREFIX = "Error during execution: "
+
+# Function-name prefixes of BFCL tools that only read state. BFCL itself does not
+# declare read/write; this classification feeds our tool graph, never scoring.
+_READ_PREFIXES = (
+    "get", "list", "ls", "pwd", "find", "grep", "cat", "wc", "du", "diff", "tail",
+    "head", "check", "display", "view", "search", "verify", "compare", "estimate",
+    "filter", "fund", "absolute", "add", "divide", "imperial", "logarithm", "max",
+    "mean", "min", "multiply", "percentage", "power", "round", "si_unit", "square",
+    "standard", "subtract", "sum", "calculate", "convert", "retrieve", "read",
+    "echo", "sort", "message_get", "view_messages", "compute",
+)
+
+
+class BfclState(BaseModel):
+    """Snapshot of one backend: every attribute, encoded by `envs.bfcl.codec`."""
+
+    backend: str
+    attributes: dict[str, Any]
+
+
+@cache
+def official_function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
+    """The official function docs of a backend class (as shipped in bfcl-eval)."""
+    path = package.func_doc_file(class_name)
+    return tuple(package.load_jsonl(path))
+
+
+def official_executor() -> Any:
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    return multi_turn_utils
+
+
+def new_backend(class_name: str, scenario: Mapping[str, Any] | None, long_context: bool) -> Any:
+    """A fresh backend instance loaded as the official executor loads it."""
+    module = importlib.import_module(package.class_module(class_name))
+    instance = getattr(module, class_name)()
+    if class_name not in package.stateless_classes():
+        instance._load_scenario(copy.deepcopy(dict(scenario or {})), long_context=long_context)
+    return instance
+
+
+def _instance_key(run_key: str, entry_id: str, class_name: str) -> str:
+    """The globals() key under which the official executor looks an instance up."""
+    mangled = run_key
+    for ch in "-./:":
+        mangled = mangled.replace(ch, "_")
+    return f"{mangled}_{entry_id}_{class_name.lower()}_instance"
+
+
+def forget_instances(run_key: str) -> int:
+    """Drop every instance the official code cached for `run_key`; returns how many."""
+    g = vars(official_executor())
+    prefix = _instance_key(run_key, "", "").removesuffix("__instance")
+    stale = [k for k in g if k.startswith(prefix) and k.endswith("_instance")]
+    for k in stale:
+        del g[k]
+    return len(stale)
+
+
+def new_run_key() -> str:
+    """A model_name for the official code that no other sample or epoch shares."""
+    return f"envfactory_{uuid.uuid4().hex}"
+
+
+class BfclWorld:
+    """The backends of one BFCL entry, executed together as the official runner does."""
+
+    def __init__(
+        self,
+        entry_id: str,
+        initial_config: Mapping[str, Any],
+        involved_classes: list[str],
+        long_context: bool = False,
+    ) -> None:
+        self.entry_id = entry_id
+        self.long_context = long_context
+        self.envs = {
+            c: BfclEnvironment(c, initial_config.get(c, {}), long_context=long_context)
+            for c in involved_classes
+        }
+
+    def execute(self, calls: list[str]) -> list[str]:
+        """Run decoded call strings (`name(k=v)`) exactly as bfcl-eval's runner does."""
+        instances = {c: env.backend for c, env in self.envs.items()}
+        return _execute_official(instances, calls, self.entry_id, self.long_context)
+
+    def public_state(self) -> dict[str, dict[str, Any]]:
+        """What the official state checker compares: public attributes per class."""
+        return {c: env.public_state() for c, env in self.envs.items()}
+
+
+@contextmanager
+def _lent(instances: Mapping[str, Any], entry_id: str) -> Iterator[str]:
+    run_key = new_run_key()
+    g = vars(official_executor())
+    keys = {c: _instance_key(run_key, entry_id, c) for c in instances}
+    for c, key in keys.items():
+        g[key] = instances[c]
+    try:
+        yield run_key
+    finally:
+        for key in keys.values():
+            g.pop(key, None)
+
+
+def _execute_official(
+    instances: Mapping[str, Any], calls: list[str], entry_id: str, long_context: bool
+) -> list[str]:
+    with _lent(instances, entry_id) as run_key:
+        results, _ = official_executor().execute_multi_turn_func_call(
+            func_call_list=calls,
+            initial_config={},
+            involved_classes=list(instances),
+            model_name=run_key,
+            test_entry_id=entry_id,
+            long_context=long_context,
+            is_evaL_run=False,
+        )
+    return list(results)
+
+
+def call_string(name: str, arguments: Mapping[str, Any]) -> str:
+    """`name(k=repr(v), ...)`, the form bfcl-eval's FC decoder produces."""
+    return f"{name}({','.join(f'{k}={v!r}' for k, v in arguments.items())})"
+
+
+class BfclEnvironment(Environment):
+    """One BFCL backend instance as an environment (adapter over bfcl-eval's classes)."""
+
+    State = BfclState
+
+    def __init__(
+        self,
+        class_name: str,
+        scenario: Mapping[str, Any] | None = None,
+        *,
+        long_context: bool = False,
+    ) -> None:
+        self.class_name = class_name
+        self.long_context = long_context
+        self.backend = new_backend(class_name, scenario, long_context)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"bfcl/{self.class_name}"
+
+    @property  # type: ignore[override]
+    def state(self) -> BfclState:
+        return BfclState(backend=self.class_name, attributes=codec.encode(vars(self.backend)))
+
+    def public_state(self) -> dict[str, Any]:
+        """Public attributes (the ones BFCL's state checker compares), JSON-encoded."""
+        return {
+            k: codec.encode(v) for k, v in vars(self.backend).items() if not k.startswith("_")
+        }
+
+    @classmethod
+    def specs_for(cls, class_name: str) -> list[ToolSpec]:
+        """Tool specs from the official docs, converted to JSON schema as bfcl-eval does."""
+        from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+        from bfcl_eval.model_handler.utils import _cast_to_openai_type
+
+        specs = []
+        for doc in official_function_docs(class_name):
+            doc = copy.deepcopy(doc)
+            params = doc["parameters"]
+            params["type"] = "object"
+            params["properties"] = _cast_to_openai_type(params["properties"], GORILLA_TO_OPENAPI)
+            params.setdefault("required", [])
+            specs.append(
+                ToolSpec(
+                    name=doc["name"],
+                    description=doc["description"],
+                    parameters=params,
+                    write=not doc["name"].startswith(_READ_PREFIXES),
+                )
+            )
+        return specs
+
+    def tools(self) -> list[ToolSpec]:
+        return self.specs_for(self.class_name)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Execute through the official executor; its error strings become errors."""
+        methods = {
+            n for n, _ in inspect.getmembers(self.backend, inspect.ismethod)
+            if not n.startswith("_")
+        }
+        if not isinstance(name, str) or name not in methods:
+            return ToolResult(
+                ok=False,
+                error=f"Unknown tool {name!r} for {self.class_name}. "
+                f"Available tools: {', '.join(sorted(methods))}.",
+            )
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+            return ToolResult(ok=False, error=f"Arguments for tool {name!r} must be an object.")
+        if not all(k.isidentifier() for k in arguments):
+            bad = [k for k in arguments if not k.isidentifier()]
+            return ToolResult(ok=False, error=f"Invalid argument names for {name!r}: {bad}.")
+        (result,) = _execute_official(
+            {self.class_name: self.backend}, [call_string(name, arguments)],
+            "single", self.long_context,
+        )
+        if result.startswith(ERROR_PREFIX):
+            return ToolResult(ok=False, error=result.removeprefix(ERROR_PREFIX))
+        try:
+            return ToolResult(ok=True, content=json.loads(result))
+        except json.JSONDecodeError:
+            return ToolResult(ok=True, content=result)
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.state.model_dump(mode="json")
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        state = BfclState.model_validate(snapshot)
+        if state.backend != self.class_name:
+            raise ValueError(
+                f"snapshot is of backend {state.backend!r}, not {self.class_name!r}"
+            )
+        backend = new_backend(self.class_name, None, self.long_context)
+        backend.__dict__.clear()
+        backend.__dict__.update(codec.decode(state.attributes))
+        self.backend = backend
