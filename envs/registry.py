@@ -1,0 +1,61 @@
+"""The catalogue of environments by name: what `envfactory env list/show` prints.
+
+Entries are factories, not instances, so listing never builds a world; each call to
+`create(name)` returns a fresh, isolated instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from envs.base import Environment, ToolSpec
+
+__all__ = ["EnvEntry", "all_entries", "create", "get"]
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    name: str
+    source: str  # "bfcl-eval <version>", "pool", ...
+    description: str
+    factory: Callable[[], Environment]
+    specs: Callable[[], list[ToolSpec]]
+
+
+def _bfcl_entries() -> list[EnvEntry]:
+    from envs.bfcl import package
+    from envs.bfcl.environment import BfclEnvironment
+
+    try:
+        classes = package.backend_classes()
+        version = package.bfcl_version()
+    except package.BfclNotInstalled:
+        return []
+    return [
+        EnvEntry(
+            name=f"bfcl/{c}",
+            source=f"bfcl-eval {version}",
+            description=f"BFCL multi-turn backend {c} (official executor)",
+            factory=lambda c=c: BfclEnvironment(c),  # type: ignore[misc]
+            specs=lambda c=c: BfclEnvironment.specs_for(c),  # type: ignore[misc]
+        )
+        for c in classes
+    ]
+
+
+def all_entries() -> list[EnvEntry]:
+    return sorted(_bfcl_entries(), key=lambda e: e.name)
+
+
+def get(name: str) -> EnvEntry:
+    entries = {e.name: e for e in all_entries()}
+    if name not in entries:
+        raise KeyError(
+            f"unknown environment {name!r}; known: {', '.join(sorted(entries)) or '(none)'}"
+        )
+    return entries[name]
+
+
+def create(name: str) -> Environment:
+    return get(name).factory()

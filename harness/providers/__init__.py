@@ -1,0 +1,1 @@
+"""Offline model providers: `envfactory/oracle` (gold actions) and `envfactory/replay`."""
