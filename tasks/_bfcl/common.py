@@ -43,6 +43,8 @@ def official_tools(functions: list[dict[str, Any]], category: str) -> list[ToolI
                         for k, v in params.get("properties", {}).items()
                     },
                     required=list(params.get("required", [])),
+                    # the official schema has no additionalProperties key
+                    additionalProperties=None,
                 ),
             )
         )
