@@ -1,0 +1,41 @@
+"""BFCL v3 multi-turn: `inspect eval tasks/bfcl_multiturn --model ...`.
+
+Four categories (base, miss_func, miss_param, long_context; 200 entries each) in one
+task, with per-category accuracy and `overall` = their unweighted mean (the official
+multi-turn formula). Sample ids are the official entry ids, so `--sample-id
+multi_turn_base_12` selects one entry.
+"""
+
+from inspect_ai import Task, task
+from inspect_ai.model import GenerateConfig
+
+from tasks._bfcl.common import check_version, dataset_metadata
+from tasks._bfcl.multiturn import (
+    CATEGORIES,
+    bfcl_multi_turn_scorer,
+    bfcl_multi_turn_solver,
+    load_dataset,
+)
+
+
+@task
+def bfcl_multiturn(category: str = "all", version: str | None = None) -> Task:
+    """BFCL multi-turn.
+
+    Args:
+        category: "all", or a comma-separated subset of base, miss_func, miss_param,
+            long_context.
+        version: the bfcl-eval release to score against (default: the installed one,
+            pinned 2025.8.6.2 = BFCL v3); must match what is installed.
+    """
+    check_version(version)
+    categories = list(CATEGORIES) if category == "all" else category.split(",")
+    return Task(
+        dataset=load_dataset(categories),
+        solver=bfcl_multi_turn_solver(),
+        scorer=bfcl_multi_turn_scorer(),
+        config=GenerateConfig(temperature=0.001),  # `bfcl generate` default
+        metadata={"benchmark": "bfcl_multi_turn", "categories": categories,
+                  **dataset_metadata()},
+        version="1",
+    )
