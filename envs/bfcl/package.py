@@ -130,7 +130,7 @@ def func_doc_file(class_name: str) -> Path:
     for module in ("bfcl_eval.constants.executable_backend_config",
                    "bfcl_eval.constants.category_mapping"):
         try:
-            mapping = getattr(importlib.import_module(module), "MULTI_TURN_FUNC_DOC_FILE_MAPPING")
+            mapping = importlib.import_module(module).MULTI_TURN_FUNC_DOC_FILE_MAPPING
             break
         except (ImportError, AttributeError):
             continue

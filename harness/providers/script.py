@@ -72,7 +72,7 @@ def parse_call(text: str, positional: Mapping[str, Sequence[str]] | None = None)
                     f"{text!r} has positional arguments and no parameter order is known "
                     f"for {name!r}; write it as {name}(key=value, ...)"
                 )
-            for pname, arg in zip(order, node.args):
+            for pname, arg in zip(order, node.args, strict=False):
                 arguments[pname] = ast.literal_eval(arg)
         for kw in node.keywords:
             if kw.arg is None:

@@ -47,7 +47,7 @@ class ScriptedModelAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's signature
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)

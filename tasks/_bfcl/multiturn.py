@@ -228,7 +228,7 @@ def bfcl_multi_turn_solver() -> Solver:
                     break
                 decoded_steps.append(calls)
                 results = world.execute(calls)
-                for tool_call, result in zip(message.tool_calls or [], results):
+                for tool_call, result in zip(message.tool_calls or [], results, strict=True):
                     state.messages.append(ChatMessageTool(
                         content=result, tool_call_id=tool_call.id, function=tool_call.function))
                 count += 1

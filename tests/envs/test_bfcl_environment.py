@@ -6,10 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import _compare_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import _compare_instances
 
 from envs.bfcl import package
 from envs.bfcl.environment import BfclEnvironment, BfclWorld, official_executor

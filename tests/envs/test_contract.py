@@ -75,7 +75,8 @@ def test_instances_are_isolated() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=10,
 )
 tool_names = st.sampled_from(["get_balance", "open_account", "transfer", "tag", "nope", ""])
