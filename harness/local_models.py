@@ -20,7 +20,6 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +95,9 @@ def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
     if not force and _read_marker(out_dir) == expected:
         return out_dir
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    staging = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
     try:
         _convert(gguf_path, staging)
         (staging / MARKER).write_text(json.dumps(expected, indent=2) + "\n")

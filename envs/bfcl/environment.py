@@ -172,12 +172,8 @@ class BfclEnvironment(Environment):
         self.backend = new_backend(class_name, scenario, long_context)
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]  # per instance, not per class
         return f"bfcl/{self.class_name}"
-
-    @property  # type: ignore[override]
-    def state(self) -> BfclState:
-        return BfclState(backend=self.class_name, attributes=codec.encode(vars(self.backend)))
 
     def public_state(self) -> dict[str, Any]:
         """Public attributes (the ones BFCL's state checker compares), JSON-encoded."""
@@ -242,7 +238,10 @@ class BfclEnvironment(Environment):
             return ToolResult(ok=True, content=result)
 
     def snapshot(self) -> dict[str, Any]:
-        return self.state.model_dump(mode="json")
+        """Every attribute of the backend (private ones too: the current directory, the
+        random generator), so that `restore` resumes the episode exactly."""
+        state = BfclState(backend=self.class_name, attributes=codec.encode(vars(self.backend)))
+        return state.model_dump(mode="json")
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         state = BfclState.model_validate(snapshot)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -85,7 +85,7 @@ class ScriptedModelAPI(ModelAPI):
                 model=self.model_name,
                 source="generate",
             )
-            stop = "tool_calls"
+            stop: Literal["tool_calls", "stop"] = "tool_calls"
         else:
             message = ChatMessageAssistant(
                 content=script.final_text, model=self.model_name, source="generate"
