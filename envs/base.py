@@ -141,6 +141,10 @@ class Environment:
     """
 
     name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    #: one of the seven domains of the pool (commerce, finance, travel, office,
+    #: communication, health, developer); empty for benchmark ports.
+    domain: ClassVar[str] = ""
     State: ClassVar[type[BaseModel]]
     _tools: ClassVar[dict[str, _BoundTool]]
 
@@ -155,11 +159,16 @@ class Environment:
 
     def __init__(self, state: BaseModel | Mapping[str, Any] | None = None) -> None:
         if state is None:
-            self.state = self.State()
+            self.state = self.default_state()
         elif isinstance(state, BaseModel):
             self.state = self.State.model_validate(state.model_dump())
         else:
             self.state = self.State.model_validate(state)
+
+    @classmethod
+    def default_state(cls) -> BaseModel:
+        """The world a fresh instance starts in (pool environments return seeded data)."""
+        return cls.State()
 
     # -- the contract -------------------------------------------------------------
 

@@ -44,8 +44,23 @@ def _bfcl_entries() -> list[EnvEntry]:
     ]
 
 
+def _pool_entries() -> list[EnvEntry]:
+    from envs.pool import pool_classes
+
+    return [
+        EnvEntry(
+            name=name,
+            source=f"pool ({cls.domain})",
+            description=cls.description,
+            factory=cls,
+            specs=cls.tool_specs,
+        )
+        for name, cls in pool_classes().items()
+    ]
+
+
 def all_entries() -> list[EnvEntry]:
-    return sorted(_bfcl_entries(), key=lambda e: e.name)
+    return sorted(_pool_entries() + _bfcl_entries(), key=lambda e: e.name)
 
 
 def get(name: str) -> EnvEntry:

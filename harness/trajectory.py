@@ -1,0 +1,110 @@
+"""The canonical `Trajectory` record: one multi-turn episode over one or more environments.
+
+Everything that carries an episode — held-out tasks, synthesized training data, Inspect
+logs converted after a run, LlamaFactory/verl exports, Hub datasets — is a Trajectory
+(JSONL, one per line) or is converted from one; nothing builds those formats by hand.
+
+A *task* is a Trajectory whose turns hold the user's words and the gold calls (with
+masked arguments) and whose states are the gold ones; a *run* fills `calls` and
+`assistant` with what a model did and `final_state` with where it left the world.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Call", "Provenance", "Trajectory", "Turn", "read_jsonl", "write_jsonl"]
+
+#: Separator between environment and tool in the names a model sees ("calendar-add_event"),
+#: as EnvFactory writes "Server-tool".
+TOOL_SEPARATOR = "-"
+
+
+class Call(BaseModel):
+    """One tool call on one environment (gold or observed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    #: gold only: argument names whose value does not matter (formatting, paging, limits)
+    masked_arguments: list[str] = Field(default_factory=list)
+    #: observed only: what the environment answered
+    ok: bool | None = None
+    result: Any = None
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.env}{TOOL_SEPARATOR}{self.name}"
+
+
+class Turn(BaseModel):
+    """One user turn: the user's words, the gold calls, and (for runs) what happened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    gold_calls: list[Call] = Field(default_factory=list)
+    #: gold state of every environment after this turn's gold calls
+    gold_state_after: dict[str, dict[str, Any]] | None = None
+    #: observed: the agent's calls and final text answer in this turn
+    calls: list[Call] = Field(default_factory=list)
+    assistant: str | None = None
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    source: str = Field(description="who made it: 'hand-written', 'querygen', 'inspect-log', ...")
+    split: str | None = Field(default=None, description="'train' or 'heldout' for tasks")
+    domain: str | None = None
+    #: refinement patterns the user turns use (implicit_reference, action_compression,
+    #: reasonable_ambiguity, goal_expansion)
+    patterns: list[str] = Field(default_factory=list)
+    model: str | None = None
+
+
+class Trajectory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    environments: list[str]
+    initial_state: dict[str, dict[str, Any]] = Field(
+        description="env name -> snapshot before the first turn")
+    turns: list[Turn]
+    final_state: dict[str, dict[str, Any]] | None = Field(
+        default=None, description="env name -> snapshot after the last turn (gold for tasks)")
+    #: env name -> dotted state paths the task declares irrelevant to R_state
+    ignore_state_paths: dict[str, list[str]] = Field(default_factory=dict)
+    provenance: Provenance
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def gold_calls(self) -> list[Call]:
+        return [c for t in self.turns for c in t.gold_calls]
+
+    def observed_calls(self) -> list[Call]:
+        return [c for t in self.turns for c in t.calls]
+
+
+def read_jsonl(path: Path) -> list[Trajectory]:
+    """Read trajectories; a bad line is reported with its file and line number."""
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    out.append(Trajectory.model_validate_json(line))
+                except ValueError as e:
+                    raise ValueError(f"{path}:{lineno}: invalid trajectory: {e}") from e
+    return out
+
+
+def write_jsonl(path: Path, trajectories: list[Trajectory]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for t in trajectories:
+            f.write(t.model_dump_json(exclude_none=True) + "\n")
