@@ -1,0 +1,144 @@
+"""Import environments written in EnvFactory's single-file tool-server format.
+
+An EnvFactory tool server is one Python file: Pydantic scenario models, an API class
+with `load_scenario(scenario)` / `save_scenario()`, a `FastMCP` object (`mcp`, from
+`mcp.server.fastmcp`) whose `@mcp.tool()` wrappers call a **module-global** `api`
+instance. Used as is, every client of one process shares that global. Here each
+`EnvFactoryFormatEnvironment` executes the file as its own module object, so every
+instance has its own `api` — isolation without a process per episode.
+
+Schemas come from the FastMCP wrappers (what an MCP client would see); arguments are
+validated by the wrappers' own Pydantic argument models; state is the API's
+`save_scenario()` and a failed call is rolled back with `load_scenario()`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
+
+from envs.base import Environment, ToolResult, ToolSpec, _format_validation_error
+
+__all__ = ["EnvFactoryFormatEnvironment", "FormatError", "load_directory"]
+
+#: Tool-name prefixes treated as reads: the format declares no read/write flag.
+READ_PREFIXES = ("get", "list", "search", "find", "check", "view", "read", "count",
+                 "lookup", "query", "fetch", "describe", "show", "validate", "calculate")
+_SCENARIO_METHODS = ("load_scenario", "save_scenario")
+_counter = itertools.count()
+
+
+class FormatError(ValueError):
+    """The file does not follow the EnvFactory single-file format; says what is missing."""
+
+
+def _load_module(path: Path) -> ModuleType:
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"_envfactory_import_{stem}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise FormatError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise FormatError(f"{path}: importing it failed: {type(e).__name__}: {e}") from e
+    return module
+
+
+def _find(module: ModuleType, path: Path) -> tuple[Any, Any]:
+    """The module's FastMCP server and its API instance (the one with load/save)."""
+    from mcp.server.fastmcp import FastMCP
+
+    servers = [v for v in vars(module).values() if isinstance(v, FastMCP)]
+    if len(servers) != 1:
+        raise FormatError(f"{path}: expected exactly one FastMCP object, found {len(servers)}")
+    apis = [v for v in vars(module).values()
+            if not inspect.isclass(v) and all(callable(getattr(v, m, None))
+                                              for m in _SCENARIO_METHODS)]
+    if len(apis) != 1:
+        raise FormatError(
+            f"{path}: expected one module-level API instance with load_scenario() and "
+            f"save_scenario(), found {len(apis)}")
+    return servers[0], apis[0]
+
+
+class EnvFactoryFormatEnvironment(Environment):
+    """One isolated instance of an EnvFactory-format tool server file."""
+
+    def __init__(self, path: Path, scenario: Mapping[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.module = _load_module(self.path)
+        server, self.api = _find(self.module, self.path)
+        self.server_name = str(server.name)
+        self._tools = {t.name: t for t in server._tool_manager.list_tools()
+                       if t.name not in _SCENARIO_METHODS}
+        if scenario is not None:
+            self.restore(scenario)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]  # per file, not per class
+        return self.server_name
+
+    def tools(self) -> list[ToolSpec]:
+        specs = []
+        for t in self._tools.values():
+            params = {k: v for k, v in t.parameters.items() if k != "title"}
+            params["properties"] = {k: {f: x for f, x in v.items() if f != "title"}
+                                    for k, v in params.get("properties", {}).items()}
+            params.setdefault("required", [])
+            specs.append(ToolSpec(name=t.name, description=inspect.cleandoc(t.description),
+                                  parameters=params, write=not t.name.startswith(READ_PREFIXES)))
+        return sorted(specs, key=lambda s: s.name)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return ToolResult(ok=False, error=f"Unknown tool {name!r}. Available tools: "
+                              f"{', '.join(sorted(self._tools))}.")
+        if not isinstance(arguments, Mapping | None):
+            return ToolResult(ok=False, error=f"Arguments for tool {name!r} must be an object.")
+        try:
+            parsed = tool.fn_metadata.arg_model.model_validate(dict(arguments or {}))
+        except ValidationError as e:
+            return ToolResult(ok=False, error=_format_validation_error(name, e))
+        if tool.is_async:
+            return ToolResult(ok=False, error=f"Tool {name!r} is async; only sync tools "
+                              "are supported in-process (serve it over MCP instead)")
+        backup = self.snapshot()
+        try:
+            value = tool.fn(**parsed.model_dump_one_level())
+            return ToolResult(ok=True, content=to_jsonable_python(value))
+        except Exception as e:  # noqa: BLE001 - never raise; the wrapper's reason is kept
+            self.restore(backup)
+            return ToolResult(ok=False, error=str(e) or type(e).__name__)
+
+    def snapshot(self) -> dict[str, Any]:
+        data = to_jsonable_python(self.api.save_scenario())
+        if not isinstance(data, dict):
+            raise FormatError(f"{self.path}: save_scenario() returned {type(data).__name__}")
+        return data
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        self.api.load_scenario(dict(snapshot))
+
+
+def load_directory(directory: Path) -> dict[str, Callable[[], EnvFactoryFormatEnvironment]]:
+    """Factories (one isolated instance per call) for every `*.py` server in a directory."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FormatError(f"{directory}: not a directory")
+    factories: dict[str, Callable[[], EnvFactoryFormatEnvironment]] = {}
+    for path in sorted(directory.glob("*.py")):
+        probe = EnvFactoryFormatEnvironment(path)  # validates the format now, not later
+        factories[probe.name] = lambda path=path: EnvFactoryFormatEnvironment(path)
+    return factories

@@ -1,0 +1,130 @@
+"""Serve any environment over MCP (stdio or streamable HTTP) with the official SDK.
+
+Every MCP session gets its own environment instance, created on the session's first
+request from the configured start state, so two clients never see each other's
+writes. Besides the environment's tools the server offers `load_scenario(scenario)`
+and `save_scenario()`, the names EnvFactory-format clients use to set and read state.
+Tool errors come back as MCP tool errors (`isError`) whose text is the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from mcp import types
+from mcp.server.lowlevel import Server
+
+from envs.base import Environment
+
+__all__ = ["build_server", "serve_http", "serve_stdio"]
+
+LOAD_SCENARIO = "load_scenario"
+SAVE_SCENARIO = "save_scenario"
+
+_SCENARIO_TOOLS = [
+    types.Tool(
+        name=LOAD_SCENARIO,
+        description="Replace this session's environment state with `scenario` (a snapshot "
+        "as returned by save_scenario).",
+        inputSchema={"type": "object", "properties": {"scenario": {"type": "object"}},
+                     "required": ["scenario"]},
+    ),
+    types.Tool(
+        name=SAVE_SCENARIO,
+        description="Return this session's environment state as JSON.",
+        inputSchema={"type": "object", "properties": {}},
+    ),
+]
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                isError=True)
+
+
+def _ok(value: Any) -> types.CallToolResult:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def build_server(
+    name: str,
+    factory: Callable[[], Environment],
+    start_state: Mapping[str, Any] | None = None,
+) -> Server[Any, Any]:
+    """An MCP server whose sessions each own a fresh `factory()` environment."""
+    server: Server[Any, Any] = Server(name)
+    sessions: weakref.WeakKeyDictionary[Any, Environment] = weakref.WeakKeyDictionary()
+    tools = [
+        types.Tool(name=s.name, description=s.description, inputSchema=s.parameters,
+                   annotations=types.ToolAnnotations(readOnlyHint=not s.write))
+        for s in factory().tools()
+    ] + _SCENARIO_TOOLS
+
+    def session_env() -> Environment:
+        session = server.request_context.session
+        env = sessions.get(session)
+        if env is None:
+            env = factory()
+            if start_state is not None:
+                env.restore(start_state)
+            sessions[session] = env
+        return env
+
+    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        return tools
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        env = session_env()
+        if tool == LOAD_SCENARIO:
+            scenario = arguments.get("scenario")
+            if not isinstance(scenario, Mapping):
+                return _error("load_scenario needs a 'scenario' object")
+            backup = env.snapshot()
+            try:
+                env.restore(scenario)
+            except Exception as e:  # noqa: BLE001 - report, keep the old state
+                env.restore(backup)
+                return _error(f"load_scenario rejected the scenario: {e}")
+            return _ok("Successfully loaded scenario")
+        if tool == SAVE_SCENARIO:
+            return _ok(env.snapshot())
+        result = env.call(tool, arguments)
+        return _ok(result.content) if result.ok else _error(result.error or "failed")
+
+    return server
+
+
+async def serve_stdio(server: Server[Any, Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp (stateful: one instance per session)."""
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.types import Receive, Scope, Send
+
+    manager = StreamableHTTPSessionManager(app=server, stateless=False)
+
+    async def handle(scope: Scope, receive: Receive, send: Send) -> None:
+        await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Mount("/mcp", app=handle)], lifespan=lifespan)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
