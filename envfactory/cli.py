@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -78,6 +79,57 @@ def env_show(
         flag = "[yellow]write[/yellow]" if spec.write else "[green]read[/green]"
         console.print(f"\n[bold cyan]{spec.name}[/bold cyan] ({flag})\n{spec.description}")
         console.print_json(json.dumps(spec.parameters))
+
+
+@env_app.command("serve")
+def env_serve(
+    name: Annotated[str, typer.Argument(help="Environment name, or module:Class.")],
+    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP at /mcp).")]
+    = "stdio",
+    state: Annotated[Path | None, typer.Option(
+        help="JSON snapshot every new session starts from (default: the environment's "
+             "default state).")] = None,
+    host: Annotated[str, typer.Option(help="HTTP host.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+) -> None:
+    """Serve an environment over MCP; each MCP session gets its own instance."""
+    import anyio
+
+    from envs import mcp_server, registry
+
+    try:
+        entry = registry.get(name)
+        start = json.loads(state.read_text(encoding="utf-8")) if state else None
+    except (KeyError, OSError, json.JSONDecodeError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    server = mcp_server.build_server(entry.name, entry.factory, start)
+    if transport == "stdio":
+        anyio.run(mcp_server.serve_stdio, server)
+    elif transport == "http":
+        mcp_server.serve_http(server, host=host, port=port)
+    else:
+        typer.echo(f"error: unknown transport {transport!r} (stdio or http)", err=True)
+        raise typer.Exit(2)
+
+
+@models_app.command("prepare")
+def models_prepare(
+    name: Annotated[str, typer.Argument(help="Local model to prepare (smollm2).")],
+    out: Annotated[Path | None, typer.Option(
+        help="Target directory (default: $ENVFACTORY_MODELS_DIR or ~/.cache/envfactory/models, "
+             "plus the model's name).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
+) -> None:
+    """Convert a packaged local model for `--model hf/local -M model_path=DIR`; print DIR."""
+    from harness import local_models
+
+    try:
+        path = local_models.prepare(name, out, force=force)
+    except (KeyError, local_models.LocalModelUnavailable) as e:
+        console.print(f"[red]{e.args[0]}[/red]")
+        raise typer.Exit(1) from None
+    print(path)
 
 
 _OPTIONAL = {

@@ -63,7 +63,29 @@ def all_entries() -> list[EnvEntry]:
     return sorted(_pool_entries() + _bfcl_entries(), key=lambda e: e.name)
 
 
+def _import_entry(spec: str) -> EnvEntry:
+    """`package.module:ClassName` -> an entry for a user's own Environment subclass."""
+    import importlib
+    import os
+    import sys
+
+    if os.getcwd() not in sys.path:  # like `uvicorn module:app`: the user's own modules
+        sys.path.insert(0, os.getcwd())
+    module_name, _, class_name = spec.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as e:
+        raise KeyError(f"cannot import environment {spec!r}: {e}") from e
+    if not (isinstance(cls, type) and issubclass(cls, Environment)):
+        raise KeyError(f"{spec!r} is not an Environment subclass")
+    return EnvEntry(name=cls.name or spec, source=spec, description=cls.description,
+                    factory=cls, specs=cls.tool_specs)
+
+
 def get(name: str) -> EnvEntry:
+    """A registered environment by name, or `module:Class` for any Environment subclass."""
+    if ":" in name:
+        return _import_entry(name)
     entries = {e.name: e for e in all_entries()}
     if name not in entries:
         raise KeyError(
