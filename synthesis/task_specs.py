@@ -1,0 +1,153 @@
+"""Hand-written task specs -> canonical Trajectories, and the validator that guards them.
+
+A spec names its environments and, per user turn, the user's words and the gold calls.
+`build` replays the gold calls from each environment's default state to record the
+initial state, the gold state after every turn and the gold final state, so no state
+in a task file is ever typed by hand. `check` rejects a task when
+
+* a gold call fails on replay;
+* a turn with a write call leaves the state unchanged (AWM's false positive: a
+  verifier that can pass without the agent doing anything);
+* a non-masked argument value is neither in the user's words so far nor in the
+  result of an earlier gold call (the task would need hidden knowledge);
+* the recorded gold states drift from what replay produces now.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs.world import World
+from harness.trajectory import Call, Provenance, Trajectory, Turn
+
+__all__ = ["TaskSpec", "build", "check", "load_specs"]
+
+PATTERNS = ("implicit_reference", "action_compression", "reasonable_ambiguity",
+            "goal_expansion")
+
+
+class SpecTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: str
+    gold_calls: list[Call] = Field(min_length=1, max_length=5)
+
+
+class TaskSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    environments: list[str] = Field(min_length=1)
+    patterns: list[str] = Field(default_factory=list)
+    turns: list[SpecTurn] = Field(min_length=2, max_length=5)
+    ignore_state_paths: dict[str, list[str]] = Field(default_factory=dict)
+
+
+def load_specs(paths: Iterable[Path]) -> list[TaskSpec]:
+    specs = []
+    for path in paths:
+        for i, raw in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))):
+            try:
+                specs.append(TaskSpec.model_validate(raw))
+            except ValueError as e:
+                raise ValueError(f"{path}: task #{i} ({raw.get('id', '?')}): {e}") from e
+    return specs
+
+
+def _write_tools(world: World) -> set[tuple[str, str]]:
+    return {(env, spec.name) for env, e in world.envs.items() for spec in e.tools()
+            if spec.write}
+
+
+def build(spec: TaskSpec, split: str, domains: dict[str, str]) -> Trajectory:
+    """Replay the gold calls and record every gold state (raises if a call fails)."""
+    world = World(spec.environments)
+    initial = world.snapshot()
+    turns = []
+    for t, spec_turn in enumerate(spec.turns):
+        for call in spec_turn.gold_calls:
+            result = world.call(call.env, call.name, call.arguments)
+            if not result.ok:
+                raise ValueError(f"task {spec.id}: turn {t}: gold call {call.qualified_name} "
+                                 f"failed: {result.error}")
+        turns.append(Turn(user=spec_turn.user, gold_calls=spec_turn.gold_calls,
+                          gold_state_after=world.snapshot()))
+    env_domains = sorted({domains.get(e, "") for e in spec.environments})
+    return Trajectory(
+        id=spec.id,
+        environments=spec.environments,
+        initial_state=initial,
+        turns=turns,
+        final_state=world.snapshot(),
+        ignore_state_paths=spec.ignore_state_paths,
+        provenance=Provenance(source="hand-written", split=split,
+                              domain="+".join(env_domains), patterns=spec.patterns),
+    )
+
+
+def _mentions(value: Any, text: str) -> bool:
+    """Is `value` stated in `text`? (strings case-insensitively, numbers as written)."""
+    if isinstance(value, bool) or value is None:
+        return True  # implied by the words, not quotable
+    if isinstance(value, (int, float)):
+        forms = {str(value)}
+        if isinstance(value, float) and value.is_integer():
+            forms.add(str(int(value)))
+        return any(f in text for f in forms)
+    if isinstance(value, str):
+        return value.lower() in text.lower()
+    if isinstance(value, list):
+        return all(_mentions(v, text) for v in value)
+    if isinstance(value, dict):
+        return all(_mentions(v, text) for v in value.values())
+    return False
+
+
+def check(task: Trajectory, literal_values: Iterable[str] = ()) -> list[str]:
+    """Problems with one task (empty list = valid). `literal_values`: enum values that
+    count as implied by the user's words (e.g. Literal choices of a tool parameter)."""
+    problems: list[str] = []
+    world = World(task.environments, task.initial_state)
+    writes = _write_tools(world)
+    enums = set(literal_values) | _enum_values(world)
+    said = ""
+    observed = ""
+    for t, turn in enumerate(task.turns):
+        said += "\n" + turn.user
+        before = world.snapshot()
+        for call in turn.gold_calls:
+            masked = set(call.masked_arguments)
+            for arg, value in call.arguments.items():
+                if arg in masked or (isinstance(value, str) and value in enums):
+                    continue
+                if not (_mentions(value, said) or _mentions(value, observed)):
+                    problems.append(
+                        f"turn {t}: {call.qualified_name}: argument {arg}={value!r} is neither "
+                        "in the user's words nor in an earlier call's result")
+            result = world.call(call.env, call.name, call.arguments)
+            if not result.ok:
+                problems.append(f"turn {t}: gold call {call.qualified_name} failed: "
+                                f"{result.error}")
+            observed += "\n" + json.dumps(result.content, ensure_ascii=False)
+        after = world.snapshot()
+        if any((c.env, c.name) in writes for c in turn.gold_calls) and after == before:
+            problems.append(f"turn {t}: has write calls but the gold state does not change")
+        if turn.gold_state_after is not None and turn.gold_state_after != after:
+            problems.append(f"turn {t}: recorded gold state drifts from replay")
+    if task.final_state is not None and task.final_state != world.snapshot():
+        problems.append("recorded gold final state drifts from replay")
+    return problems
+
+
+def _enum_values(world: World) -> set[str]:
+    values: set[str] = set()
+    for _, spec in world.tools():
+        for prop in spec.parameters.get("properties", {}).values():
+            for option in prop.get("enum", []) + [
+                    v for alt in prop.get("anyOf", []) for v in alt.get("enum", [])]:
+                if isinstance(option, str):
+                    values.add(option)
+    return values
