@@ -23,7 +23,10 @@ app = typer.Typer(help="envfactory: tool-use agent environments, evaluation and 
 env_app = typer.Typer(help="Environments: list, inspect.", no_args_is_help=True)
 models_app = typer.Typer(help="Local models for offline runs.", no_args_is_help=True)
 app.add_typer(env_app, name="env")
+tasks_app = typer.Typer(help="EnvFactory task files: build from specs, validate.",
+                        no_args_is_help=True)
 app.add_typer(models_app, name="models")
+app.add_typer(tasks_app, name="tasks")
 console = Console()
 
 
@@ -111,6 +114,55 @@ def env_serve(
     else:
         typer.echo(f"error: unknown transport {transport!r} (stdio or http)", err=True)
         raise typer.Exit(2)
+
+
+def _task_dir() -> Path:
+    from tasks.envfactory.episode import DATA_DIR
+
+    return DATA_DIR.parent
+
+
+@tasks_app.command("build")
+def tasks_build(
+    specs: Annotated[Path | None, typer.Option(help="Spec directory.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output directory.")] = None,
+) -> None:
+    """Replay task specs into canonical Trajectory files (<split>.jsonl)."""
+    from synthesis.task_specs import build_all
+
+    base = _task_dir()
+    try:
+        counts = build_all(specs or base / "specs", base / "splits.json", out or base / "data")
+    except ValueError as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from None
+    for split, n in counts.items():
+        console.print(f"{split}: {n} tasks")
+
+
+@tasks_app.command("check")
+def tasks_check(
+    files: Annotated[list[Path] | None, typer.Argument(help="Trajectory JSONL files.")] = None,
+) -> None:
+    """Validate tasks: gold calls succeed, writes change state, arguments are grounded,
+    recorded gold states match replay. Exits 1 if any task is rejected."""
+    from harness.trajectory import read_jsonl
+    from synthesis.task_specs import check
+
+    paths = files or sorted((_task_dir() / "data").glob("*.jsonl"))
+    rejected = total = 0
+    for path in paths:
+        for task in read_jsonl(path):
+            total += 1
+            problems = check(task)
+            if problems:
+                rejected += 1
+                console.print(f"[red]REJECT[/red] {path.name}:{task.id}")
+                for p in problems:
+                    console.print(f"  - {p}")
+    console.print(f"{total - rejected}/{total} tasks valid")
+    if rejected:
+        raise typer.Exit(1)
 
 
 @models_app.command("prepare")

@@ -151,3 +151,36 @@ def _enum_values(world: World) -> set[str]:
                 if isinstance(option, str):
                     values.add(option)
     return values
+
+
+def split_of(spec: TaskSpec, splits: dict[str, list[str]]) -> str:
+    """The split all of a task's environments belong to (mixing splits is an error)."""
+    owners = {name for name, envs in splits.items() for e in spec.environments if e in envs}
+    unknown = [e for e in spec.environments if not any(e in v for v in splits.values())]
+    if unknown:
+        raise ValueError(f"task {spec.id}: environments {unknown} are in no split")
+    if len(owners) != 1:
+        raise ValueError(f"task {spec.id}: mixes environments of splits {sorted(owners)}")
+    return owners.pop()
+
+
+def build_all(specs_dir: Path, splits_file: Path, out_dir: Path) -> dict[str, int]:
+    """Build every spec file into `<out_dir>/<split>.jsonl`; returns task counts."""
+    from rich.progress import track
+
+    from envs.pool import pool_classes
+    from harness.trajectory import write_jsonl
+
+    splits: dict[str, list[str]] = json.loads(Path(splits_file).read_text(encoding="utf-8"))
+    domains = {name: cls.domain for name, cls in pool_classes().items()}
+    specs = load_specs(sorted(Path(specs_dir).glob("*.json")))
+    seen: set[str] = set()
+    by_split: dict[str, list[Trajectory]] = {name: [] for name in splits}
+    for spec in track(specs, description="replaying gold calls"):
+        if spec.id in seen:
+            raise ValueError(f"duplicate task id {spec.id!r}")
+        seen.add(spec.id)
+        by_split[split_of(spec, splits)].append(build(spec, split_of(spec, splits), domains))
+    for name, tasks in by_split.items():
+        write_jsonl(Path(out_dir) / f"{name}.jsonl", sorted(tasks, key=lambda t: t.id))
+    return {name: len(tasks) for name, tasks in by_split.items()}
