@@ -49,11 +49,15 @@ class TaskSpec(BaseModel):
 def load_specs(paths: Iterable[Path]) -> list[TaskSpec]:
     specs = []
     for path in paths:
-        for i, raw in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))):
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: a spec file is a JSON list of tasks")
+        for i, raw in enumerate(data):
             try:
                 specs.append(TaskSpec.model_validate(raw))
             except ValueError as e:
-                raise ValueError(f"{path}: task #{i} ({raw.get('id', '?')}): {e}") from e
+                task_id = raw.get("id", "?") if isinstance(raw, dict) else "?"
+                raise ValueError(f"{path}: task #{i} ({task_id}): {e}") from e
     return specs
 
 

@@ -5,14 +5,21 @@ reward (R, R_traj, R_state, P_length, P_format as separate metrics, per environm
 and per domain). The held-out environments never appear in training data.
 """
 
+from pathlib import Path
+
 from inspect_ai import Task, task
 
-from tasks.envfactory.episode import envfactory_scorer, envfactory_solver, load_dataset
+from tasks.envfactory.episode import (
+    DATA_DIR,
+    envfactory_scorer,
+    envfactory_solver,
+    load_dataset,
+)
 
 
 @task
 def envfactory(split: str = "heldout", transport: str = "inprocess", alpha: float = 0.5,
-               max_steps: int = 10) -> Task:
+               max_steps: int = 10, data_dir: str | None = None) -> Task:
     """EnvFactory held-out suite.
 
     Args:
@@ -21,9 +28,10 @@ def envfactory(split: str = "heldout", transport: str = "inprocess", alpha: floa
             (one `envfactory env serve` stdio server per environment per sample).
         alpha: weight of R_traj in the composite reward.
         max_steps: tool-calling assistant messages allowed per user turn.
+        data_dir: directory with <split>.jsonl task files (default: the shipped tasks).
     """
     return Task(
-        dataset=load_dataset(split),
+        dataset=load_dataset(split, Path(data_dir) if data_dir else DATA_DIR),
         solver=envfactory_solver(transport=transport, max_steps=max_steps),
         scorer=envfactory_scorer(alpha=alpha),
         metadata={"benchmark": "envfactory", "split": split, "transport": transport},

@@ -124,15 +124,17 @@ def envfactory_solver(transport: str = "inprocess", max_steps: int = 10) -> Solv
     return solve
 
 
-@metric
-def mean_by(field: str, component: str = "reward") -> Metric:
-    """Mean of one score component per group; list-valued metadata counts in each group."""
+def _mean_by(field: str) -> Metric:
+    """Mean per group of samples; list-valued metadata counts a sample in each group.
+
+    Used under a score component key, so each score's value is that component.
+    """
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         groups: dict[str, list[float]] = defaultdict(list)
         for s in scores:
             keys = (s.score.metadata or {}).get(field) or []
-            value = s.score.value[component]  # type: ignore[index]
+            value = s.score.as_float()
             for key in keys if isinstance(keys, list) else [keys]:
                 groups[str(key)].append(float(value))
         return {f"{k}": sum(v) / len(v) for k, v in sorted(groups.items())}
@@ -140,7 +142,19 @@ def mean_by(field: str, component: str = "reward") -> Metric:
     return compute
 
 
-@scorer(metrics={"reward": [mean(), mean_by("environments"), mean_by("domains")],
+@metric
+def by_env() -> Metric:
+    """Mean reward per environment (a two-environment task counts for both)."""
+    return _mean_by("environments")
+
+
+@metric
+def by_domain() -> Metric:
+    """Mean reward per domain."""
+    return _mean_by("domains")
+
+
+@scorer(metrics={"reward": [mean(), by_env(), by_domain()],
                  "r_traj": [mean()], "r_state": [mean()], "p_length": [mean()],
                  "p_format": [mean()]})
 def envfactory_scorer(alpha: float = 0.5) -> Scorer:
