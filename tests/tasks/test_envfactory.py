@@ -1,0 +1,169 @@
+"""tasks/envfactory: oracle, scripted deviations scored exactly by the formula, MCP vs
+in-process agreement, and no leaks between concurrent samples."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
+from inspect_ai.tool import ToolCall
+from inspect_ai.util import store
+
+from harness.providers.script import SCRIPT_KEY, TURN_KEY, Script, steps_in_current_turn
+from harness.trajectory import read_jsonl
+from synthesis.task_specs import build_all, check
+from tasks.envfactory.episode import DATA_DIR
+from tasks.envfactory.envfactory import envfactory
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def smoke_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("envfactory_data")
+    build_all(DATA / "envfactory_specs", DATA / "envfactory_splits.json", out)
+    return out
+
+
+def run(model: Any, data_dir: Path, log_dir: Path, **task_args: Any) -> EvalLog:
+    (log,) = inspect_eval(envfactory(data_dir=str(data_dir), **task_args), model=model,
+                          log_dir=str(log_dir), display="none")
+    assert log.status == "success", log.error
+    return log
+
+
+def scores(log: EvalLog) -> dict[str, dict[str, float]]:
+    return {str(s.id): dict(next(iter(s.scores.values())).value)  # type: ignore[arg-type]
+            for s in log.samples or []}
+
+
+Edit = Callable[[int, list[list[dict[str, Any]]]], list[list[dict[str, Any]]]]
+
+
+def scripted(edit: Edit) -> Any:
+    """Plays the gold script after `edit(turn, steps)` (steps: lists of call dicts)."""
+
+    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+        script = Script.model_validate(store().get(SCRIPT_KEY))
+        turn = store().get(TURN_KEY, 0)
+        steps = edit(turn, [[c.model_dump() for c in step] for step in script.turns[turn]])
+        step = steps_in_current_turn(input)
+        if step < len(steps) and steps[step]:
+            message = ChatMessageAssistant(content="", tool_calls=[
+                ToolCall(id=f"c{turn}{step}{i}", function=c["function"],
+                         arguments=c["arguments"], parse_error=c.get("parse_error"))
+                for i, c in enumerate(steps[step])])
+        else:
+            message = ChatMessageAssistant(content="Done.")
+        return ModelOutput(model="scripted", choices=[ChatCompletionChoice(message=message)],
+                           usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+
+    return get_model("mockllm/model", custom_outputs=respond)
+
+
+def test_oracle_scores_one(smoke_dir: Path, tmp_path: Path) -> None:
+    s = scores(run("envfactory/oracle", smoke_dir, tmp_path))
+    assert s == {"smoke-001": {"reward": 1.0, "r_traj": 1.0, "r_state": 1.0,
+                               "p_length": 0.0, "p_format": 0.0}}
+
+
+def skip_last_turn(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    return [] if turn == 1 else steps
+
+
+def extra_calls(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    noop = {"function": "calendar-list_calendars", "arguments": {}}
+    return [steps[0] + [noop, noop]]
+
+
+def wrong_read_value(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    steps = copy.deepcopy(steps)
+    if turn == 0:
+        steps[0][0]["arguments"]["query"] = "Chen"
+    return steps
+
+
+def wrong_write_value(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    steps = copy.deepcopy(steps)
+    if turn == 1:
+        steps[0][1]["arguments"]["start_time"] = "10:30"
+    return steps
+
+
+def unparseable(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    bad = {"function": "calendar-list_calendars", "arguments": {},
+           "parse_error": "Expecting value: line 1 column 1"}
+    return [steps[0] + [bad]] if turn == 0 else steps
+
+
+@pytest.mark.parametrize("edit, expected", [
+    # nothing of turn 2 done: no gold match, state unchanged -> 0
+    (skip_last_turn, {"reward": 0.0, "r_traj": 0.0, "r_state": 0.0, "p_length": 0.0}),
+    # 4 extra calls over 3 gold: 0.5*1 + 0.5*1 - 0.05*4
+    (extra_calls, {"reward": 0.8, "r_traj": 1.0, "r_state": 1.0, "p_length": 0.2}),
+    # a wrong read argument: trajectory fails, state still right -> 0.5
+    (wrong_read_value, {"reward": 0.5, "r_traj": 0.0, "r_state": 1.0, "p_length": 0.0}),
+    # a wrong write argument: both fail -> 0
+    (wrong_write_value, {"reward": 0.0, "r_traj": 0.0, "r_state": 0.0, "p_length": 0.0}),
+    # one unparseable call: 1 - 0.05 format penalty (it is not counted as a call)
+    (unparseable, {"reward": 0.95, "r_traj": 1.0, "r_state": 1.0, "p_length": 0.0,
+                   "p_format": 0.05}),
+])
+def test_scripted_deviations_score_exactly(edit: Edit, expected: dict[str, float],
+                                           smoke_dir: Path, tmp_path: Path) -> None:
+    got = scores(run(scripted(edit), smoke_dir, tmp_path))["smoke-001"]
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value), key
+
+
+def test_mcp_and_inprocess_give_identical_results(smoke_dir: Path, tmp_path: Path) -> None:
+    logs = {t: run(scripted(extra_calls), smoke_dir, tmp_path / t, transport=t)
+            for t in ("inprocess", "mcp")}
+    samples = {t: (log.samples or [])[0] for t, log in logs.items()}
+    tool_texts = {t: [m.text for m in s.messages if m.role == "tool"]
+                  for t, s in samples.items()}
+    assert tool_texts["inprocess"] == tool_texts["mcp"] and len(tool_texts["mcp"]) == 7
+    finals = {t: next(iter(s.scores.values())).metadata["final_state"]  # type: ignore[index]
+              for t, s in samples.items()}
+    assert finals["inprocess"] == finals["mcp"]
+    assert scores(logs["inprocess"]) == scores(logs["mcp"])
+
+
+def shipped_tasks() -> list[Any]:
+    return read_jsonl(DATA_DIR / "heldout.jsonl") if (DATA_DIR / "heldout.jsonl").exists() else []
+
+
+@pytest.mark.skipif(not shipped_tasks(), reason="held-out task file not built yet")
+def test_shipped_tasks_are_valid() -> None:
+    for split in ("heldout", "train"):
+        for task in read_jsonl(DATA_DIR / f"{split}.jsonl"):
+            assert check(task) == [], task.id
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shipped_tasks(), reason="held-out task file not built yet")
+def test_oracle_on_heldout_and_no_leaks_under_concurrency(tmp_path: Path) -> None:
+    """Every held-out task scores 1 with the oracle; with ≥200 concurrent samples each
+    final state equals that task's own gold replay (no cross-sample leaks)."""
+    tasks = {t.id: t for t in shipped_tasks()}
+    epochs = -(-200 // len(tasks))
+    (log,) = inspect_eval(envfactory(), model="envfactory/oracle", log_dir=str(tmp_path),
+                          display="none", epochs=epochs, max_samples=256)
+    assert log.status == "success"
+    assert len(log.samples or []) >= 200
+    for sample in log.samples or []:
+        score = next(iter(sample.scores.values()))
+        assert score.value["reward"] == 1.0, (sample.id, score.explanation)  # type: ignore[index]
+        assert score.metadata["final_state"] == tasks[str(sample.id)].final_state  # type: ignore[index]
