@@ -202,7 +202,9 @@ class Environment:
         except ValidationError as e:
             return ToolResult(ok=False, error=_format_validation_error(name, e))
         kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
-        backup = self.state.model_copy(deep=True) if bound.write else None
+        # A plain dump (pydantic-core, ~50x faster than a deep copy) is the undo record;
+        # it is only turned back into a model when a write actually fails.
+        backup = self.state.model_dump() if bound.write else None
         try:
             value = getattr(self, bound.method_name)(**kwargs)
             content = to_jsonable_python(value)
@@ -226,9 +228,9 @@ class Environment:
 
     # -- helpers ------------------------------------------------------------------
 
-    def _rollback(self, backup: BaseModel | None) -> None:
+    def _rollback(self, backup: dict[str, Any] | None) -> None:
         if backup is not None:
-            self.state = backup
+            self.state = self.State.model_validate(backup)
 
 
 def _format_validation_error(tool_name: str, error: ValidationError) -> str:
