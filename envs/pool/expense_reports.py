@@ -73,7 +73,7 @@ class ExpenseReport(BaseModel):
 
 class ExpenseReportsState(BaseModel):
     seed: int = 0
-    now: str = "2026-04-14T09:30:00"
+    now: str = "2026-06-12T16:00:00"
     employees: dict[str, Employee] = Field(default_factory=dict)
     policies: dict[str, CategoryPolicy] = Field(default_factory=dict)
     items: dict[str, ExpenseItem] = Field(default_factory=dict)

@@ -76,7 +76,7 @@ class Comment(BaseModel):
 
 class IssueTrackerState(BaseModel):
     seed: int = 0
-    now: str = "2026-05-20T14:00:00"
+    now: str = "2026-06-12T16:00:00"
     current_user: str = "alex.kim"
     users: dict[str, User] = Field(default_factory=dict)
     projects: dict[str, Project] = Field(default_factory=dict)

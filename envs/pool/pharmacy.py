@@ -87,7 +87,7 @@ class Interaction(BaseModel):
 
 class PharmacyState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T10:00:00"
+    now: str = "2026-06-12T16:00:00"
     patients: dict[str, Patient] = Field(default_factory=dict)
     drugs: dict[str, Drug] = Field(default_factory=dict)
     insurance_plans: dict[str, InsurancePlan] = Field(default_factory=dict)

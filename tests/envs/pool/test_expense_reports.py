@@ -93,17 +93,17 @@ def test_get_and_list_reports(env: ExpenseReports) -> None:
 
 
 def test_add_expense_item(env: ExpenseReports) -> None:
-    item = ok(env, "add_expense_item", employee_id="E-103", expense_date="2026-04-13",
+    item = ok(env, "add_expense_item", employee_id="E-103", expense_date="2026-06-11",
               category="meals", merchant="Sweetgreen", amount=82.5,
               description="Lunch with Acme buyers")
     assert item["id"] == "X-5091" and item["report_id"] is None
     assert item["policy_violations"] == [
         "Item X-5091 (Sweetgreen, $82.50) exceeds the meals limit of $75.00.",
         "Item X-5091 (Sweetgreen, $82.50) needs a receipt."]
-    base = {"employee_id": "E-103", "expense_date": "2026-04-13", "category": "meals",
+    base = {"employee_id": "E-103", "expense_date": "2026-06-11", "category": "meals",
             "merchant": "Sweetgreen", "amount": 20.0}
-    fails(env, "add_expense_item", "Expense date 2026-04-15 is in the future.",
-          **{**base, "expense_date": "2026-04-15"})
+    fails(env, "add_expense_item", "Expense date 2026-06-13 is in the future.",
+          **{**base, "expense_date": "2026-06-13"})
     fails(env, "add_expense_item", "Invalid date 'April 3'; use YYYY-MM-DD.",
           **{**base, "expense_date": "April 3"})
     fails(env, "add_expense_item", "Amount must be positive.", **{**base, "amount": 0})
@@ -171,7 +171,7 @@ def test_add_and_remove_items(env: ExpenseReports) -> None:
 def test_submit_report(env: ExpenseReports) -> None:
     report = ok(env, "submit_report", report_id="R-305")
     assert report["status"] == "submitted" and report["approver_id"] == "E-102"
-    assert report["submitted_at"] == "2026-04-14T09:30:00"
+    assert report["submitted_at"] == "2026-06-12T16:00:00"
     fails(env, "submit_report", "Report R-305 is submitted and cannot be submitted.",
           report_id="R-305")
     # resubmitting a rejected report clears the old decision
@@ -191,7 +191,7 @@ def test_submit_rejects_stale_items_and_ceo_without_manager(env: ExpenseReports)
     ok(env, "create_report", employee_id="E-104", title="Old lunch", item_ids=["X-5091"])
     fails(env, "submit_report", "is older than 90 days and can no longer be claimed.",
           report_id="R-337")
-    ok(env, "add_expense_item", employee_id="E-101", expense_date="2026-04-10",
+    ok(env, "add_expense_item", employee_id="E-101", expense_date="2026-06-08",
        category="meals", merchant="Chipotle", amount=18.0)
     ok(env, "create_report", employee_id="E-101", title="Lunch", item_ids=["X-5092"])
     fails(env, "submit_report", "Diane Mercer has no manager to approve report R-338.",

@@ -92,7 +92,7 @@ def test_create_issue(env: IssueTracker) -> None:
     issue = ok(env, "create_issue", project="WEB", title="Coupon field accepts expired codes",
                type="bug", priority="high", labels=["bug", "frontend"], assignee="ivy.chen")
     assert issue["key"] == "WEB-142" and issue["status"] == "open"
-    assert issue["reporter"] == "alex.kim" and issue["created_at"] == "2026-05-20T14:00:00"
+    assert issue["reporter"] == "alex.kim" and issue["created_at"] == "2026-06-12T16:00:00"
     fails(env, "create_issue", "Permission denied: alex.kim is a viewer on MOB; creating "
           "issues requires the developer role.", project="MOB", title="T", type="bug")
     fails(env, "create_issue", "Permission denied: alex.kim is not a member on DOCS",
@@ -128,7 +128,7 @@ def test_transition_issue_workflow(env: IssueTracker) -> None:
     assert ok(env, "transition_issue", issue_key="WEB-111", status="in_review")[
         "status"] == "in_review"
     done = ok(env, "transition_issue", issue_key="WEB-111", status="done")
-    assert done["resolution"] == "fixed" and done["updated_at"] == "2026-05-20T14:00:00"
+    assert done["resolution"] == "fixed" and done["updated_at"] == "2026-06-12T16:00:00"
     reopened = ok(env, "transition_issue", issue_key="WEB-111", status="open")
     assert reopened["resolution"] is None
     fails(env, "transition_issue", "Issue WEB-112 cannot move from open to done; allowed: "
@@ -183,8 +183,8 @@ def test_add_comment(env: IssueTracker) -> None:
     comment = ok(env, "add_comment", issue_key="MOB-122", body="Seeing this on iOS 18.4 too.")
     assert comment == {"id": "C-30", "issue_key": "MOB-122", "author": "alex.kim",
                        "body": "Seeing this on iOS 18.4 too.",
-                       "created_at": "2026-05-20T14:00:00"}
-    assert env.state.issues["MOB-122"].updated_at == "2026-05-20T14:00:00"
+                       "created_at": "2026-06-12T16:00:00"}
+    assert env.state.issues["MOB-122"].updated_at == "2026-06-12T16:00:00"
     fails(env, "add_comment", "Comment body must not be empty.", issue_key="MOB-122", body="")
     fails(env, "add_comment", "Permission denied: alex.kim is not a member on DOCS; commenting "
           "requires the viewer role.", issue_key="DOCS-138", body="Hi")

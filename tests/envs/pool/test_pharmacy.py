@@ -80,7 +80,7 @@ def test_list_prescriptions(env: Pharmacy) -> None:
     rxs = ok(env, "list_prescriptions", patient_id="PT-1003")
     assert [(r["id"], r["drug_name"]) for r in rxs] == [
         ("RX-40005", "Insulin glargine 100 units/mL pen"), ("RX-40006", "Amlodipine 5 mg tablet")]
-    assert rxs[0]["refill_eligible_on"] == "2026-03-11"
+    assert rxs[0]["refill_eligible_on"] == "2026-06-14"
     env.state.prescriptions["RX-40005"].status = "cancelled"
     assert [r["id"] for r in ok(env, "list_prescriptions", patient_id="PT-1003")] == ["RX-40006"]
     everything = ok(env, "list_prescriptions", patient_id="PT-1003", include_inactive=True)
@@ -131,7 +131,7 @@ def test_enter_prescription(env: Pharmacy) -> None:
             prescriber="Dr. Henry Park", directions="Take 1 tablet three times daily",
             quantity=30, days_supply=10, refills=1)
     assert rx["id"] == "RX-40037" and rx["status"] == "active"
-    assert rx["written_on"] == "2026-03-09" and rx["expires_on"] == "2027-03-09"
+    assert rx["written_on"] == "2026-06-12" and rx["expires_on"] == "2027-06-12"
     assert rx["warnings"][0]["severity"] == "major"
     assert env.state.next_prescription_id == 40038
     base = {"patient_id": "PT-1009", "drug_id": "D-109", "prescriber": "Dr. Henry Park",
@@ -143,7 +143,7 @@ def test_enter_prescription(env: Pharmacy) -> None:
     fails(env, "enter_prescription", "Patient 'PT-0' not found.", **{**base, "patient_id": "PT-0"})
     fails(env, "enter_prescription", "Drug 'D-0' not found.", **{**base, "drug_id": "D-0"})
     controlled = ok(env, "enter_prescription", **base, refills=5)
-    assert controlled["expires_on"] == "2026-09-05"
+    assert controlled["expires_on"] == "2026-12-09"
 
 
 def test_fill_prescription_success_and_moderate_warning(env: Pharmacy) -> None:
@@ -171,7 +171,7 @@ def test_fill_prescription_failures(env: Pharmacy) -> None:
     fails(env, "fill_prescription", "Prescription RX-40016 has no refills remaining; "
           "contact Dr. Ana Gomez for a renewal.", prescription_id="RX-40016")
     fails(env, "fill_prescription", "Prescription RX-40005 is too early to refill; "
-          "eligible on 2026-03-11.", prescription_id="RX-40005")
+          "eligible on 2026-06-14.", prescription_id="RX-40005")
     fails(env, "fill_prescription", "Lisinopril 10 mg tablet is out of stock: 0 units on "
           "hand, 30 needed.", prescription_id="RX-40034")
     env.state.prescriptions["RX-40006"].expires_on = "2026-03-01"
@@ -198,7 +198,7 @@ def test_fill_blocked_by_major_interaction_and_allergy(env: Pharmacy) -> None:
 
 def test_mark_picked_up(env: Pharmacy) -> None:
     fill = ok(env, "mark_picked_up", fill_id="F-9017")
-    assert fill["status"] == "picked_up" and fill["picked_up_at"] == "2026-03-09T10:00:00"
+    assert fill["status"] == "picked_up" and fill["picked_up_at"] == "2026-06-12T16:00:00"
     fails(env, "mark_picked_up", "Fill F-9017 is picked up, not ready for pickup.",
           fill_id="F-9017")
     fails(env, "mark_picked_up", "Fill 'F-1' not found.", fill_id="F-1")
