@@ -20,7 +20,6 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
-    ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
@@ -54,7 +53,7 @@ from harness.providers.script import (
     Script,
     parse_call,
 )
-from tasks._bfcl.common import official_tools
+from tasks._bfcl.common import model_result, official_tools, raw_tool_arguments
 
 __all__ = [
     "CATEGORIES",
@@ -152,21 +151,20 @@ def gold_script(ground_truth: list[list[str]], classes: Sequence[str]) -> Script
 # -- decoding (bfcl-eval's OpenAI FC handler) ----------------------------------------
 
 
-def decode_step(message: ChatMessageAssistant) -> list[str] | None:
-    """Decode one assistant message as `decode_execute` does, or None if it fails.
+def decode_step(result: list[dict[str, str]] | str) -> list[str] | None:
+    """Decode one step's official model result as `decode_execute` does; None if it fails.
 
-    Text-only messages fail to decode; a tool call whose arguments were not valid JSON
-    fails the whole step (the official `json.loads` raises); otherwise each call
-    becomes `name(k=repr(v),...)` via the official `convert_to_function_call`.
+    `result` is what the FC handler records (`model_result`): text, or `{name: raw
+    arguments JSON}` per call. Text fails to decode; arguments that are not valid JSON
+    fail the whole step (the official `json.loads` raises); otherwise each call becomes
+    `name(k=repr(v),...)` via the official `convert_to_function_call`.
     """
     from bfcl_eval.model_handler.utils import convert_to_function_call
 
-    if not message.tool_calls:
+    try:
+        return list(convert_to_function_call(result))
+    except Exception:  # noqa: BLE001 - the official runner treats any failure as text
         return None
-    if any(tc.parse_error for tc in message.tool_calls):
-        return None
-    return list(convert_to_function_call(
-        [{tc.function: dict(tc.arguments)} for tc in message.tool_calls]))
 
 
 # -- solver ----------------------------------------------------------------------------
@@ -219,11 +217,9 @@ def bfcl_multi_turn_solver() -> Solver:
                 state.output = output
                 message = output.message
                 state.messages.append(message)
-                raw_steps.append(
-                    [{tc.function: tc.arguments} for tc in message.tool_calls]
-                    if message.tool_calls else message.text
-                )
-                calls = decode_step(message)
+                raw = model_result(message, raw_tool_arguments())
+                raw_steps.append(raw)
+                calls = decode_step(raw)
                 if not calls:  # undecodable or empty: the turn ends (text answer)
                     break
                 decoded_steps.append(calls)

@@ -47,7 +47,6 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
-    ModelOutput,
     get_model,
 )
 from inspect_ai.scorer import (
@@ -68,7 +67,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from envs.bfcl import package
 from harness.providers.script import SCRIPT_KEY, TURN_KEY, Script, ScriptedCall
-from tasks._bfcl.common import official_tools
+from tasks._bfcl.common import check_version, model_result, official_tools, raw_tool_arguments
 
 __all__ = [
     "AST_CATEGORIES",
@@ -148,18 +147,6 @@ def resolve_categories(category: str | Sequence[str]) -> list[str]:
     if not out:
         raise ValueError("no BFCL single-turn category selected")
     return out
-
-
-def check_version(requested: str | None) -> None:
-    """`-T version=`: only the installed bfcl-eval release (or its data prefix) is allowed."""
-    installed = package.bfcl_version()
-    if requested in (None, "", installed, package.data_prefix()):
-        return
-    raise ValueError(
-        f"BFCL version {requested!r} requested, but bfcl-eval {installed} "
-        f"({package.data_prefix()} data) is installed; only the installed release can be "
-        f"scored against (install another with `pip install --no-deps bfcl-eval==VERSION`)"
-    )
 
 
 # --------------------------------------------------------------------------- data
@@ -442,65 +429,6 @@ def _placeholder_call(function: dict[str, Any]) -> ScriptedCall:
 # --------------------------------------------------------------------------- decoding
 
 
-def _raw_tool_calls() -> dict[str, tuple[str, str]]:
-    """{tool call id: (name, raw arguments string)} from the last model call's raw response.
-
-    Official decoding runs `json.loads` on the provider's argument string; Inspect parses
-    leniently (YAML fallback, stray-quote recovery). When the provider recorded its raw
-    response (OpenAI chat completions / responses formats) the exact strings are used.
-    """
-    try:
-        from inspect_ai.event import ModelEvent
-        from inspect_ai.log import transcript
-
-        event = next(
-            (e for e in reversed(list(transcript().events)) if isinstance(e, ModelEvent)), None
-        )
-        response: Any = event.call.response if event is not None and event.call else None
-        if not isinstance(response, dict):
-            return {}
-        found: dict[str, tuple[str, str]] = {}
-        choices = response.get("choices")
-        if isinstance(choices, list) and choices:
-            message = choices[0].get("message") or {}
-            for tc in message.get("tool_calls") or []:
-                fn = tc.get("function") or {}
-                if isinstance(fn.get("arguments"), str) and tc.get("id"):
-                    found[tc["id"]] = (fn.get("name", ""), fn["arguments"])
-        for item in response.get("output") or []:
-            if isinstance(item, dict) and item.get("type") == "function_call":
-                if isinstance(item.get("arguments"), str) and item.get("call_id"):
-                    found[item["call_id"]] = (item.get("name", ""), item["arguments"])
-        # condensed (attachment://) strings are not the raw text
-        return {k: v for k, v in found.items() if not v[1].startswith("attachment://")}
-    except Exception:  # noqa: BLE001 - best effort; fall back to Inspect's parse
-        return {}
-
-
-#: Raw argument text recorded for a tool call Inspect failed to parse and whose raw
-#: string is unknown: not JSON, so the official `json.loads` fails on it as well.
-_UNPARSABLE = "<unparsable tool call arguments>"
-
-
-def model_result(output: ModelOutput | ChatMessageAssistant,
-                 raw: dict[str, tuple[str, str]] | None = None) -> list[dict[str, str]] | str:
-    """What the official FC handler records: `[{name: arguments_json}]`, else the text."""
-    message = output.message if isinstance(output, ModelOutput) else output
-    raw = raw or {}
-    if message.tool_calls:
-        result = []
-        for call in message.tool_calls:
-            if call.id in raw:
-                arguments = raw[call.id][1]
-            elif call.parse_error is not None:
-                arguments = _UNPARSABLE
-            else:
-                arguments = json.dumps(call.arguments)
-            result.append({call.function: arguments})
-        return result
-    return message.text
-
-
 def decode_ast(result: Any) -> list[dict[str, Any]]:
     """The FC handlers' `decode_ast`: raises on anything it cannot decode."""
     decoded = []
@@ -654,7 +582,7 @@ def bfcl_singleturn_solver() -> Solver:
         output = await get_model().generate(state.messages, tools=tools)
         state.output = output
         state.messages.append(output.message)
-        state.store.set(MODEL_RESULT_KEY, model_result(output, _raw_tool_calls()))
+        state.store.set(MODEL_RESULT_KEY, model_result(output, raw_tool_arguments()))
         return state
 
     return solve
