@@ -89,7 +89,7 @@ class Transfer(BaseModel):
 
 class BankLedgerState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T10:00"
+    now: str = "2026-03-09T09:00"
     customers: dict[str, Customer] = Field(default_factory=dict)
     accounts: dict[str, Account] = Field(default_factory=dict)
     transactions: dict[str, Transaction] = Field(default_factory=dict)

@@ -80,7 +80,7 @@ class Event(BaseModel):
 
 class CalendarState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T08:30"
+    now: str = "2026-03-09T09:00"
     current_user_id: str = "u01"
     users: dict[str, User] = Field(default_factory=dict)
     calendars: dict[str, CalendarInfo] = Field(default_factory=dict)

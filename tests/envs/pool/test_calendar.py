@@ -157,7 +157,7 @@ def test_create_event(env: Calendar) -> None:
     ({"calendar_id": "cal-company"},
      "Permission denied: you cannot add events to calendar 'Company Events'"),
     ({"title": " "}, "Title must not be empty"),
-    ({"date": "2026-03-06"}, "Cannot schedule in the past (it is now 2026-03-09T08:30)"),
+    ({"date": "2026-03-06"}, "Cannot schedule in the past (it is now 2026-03-09T09:00)"),
     ({"occurrences": 2}, "occurrences must be 1 for a one-off event"),
     ({"repeat": "daily"}, "A recurring series needs 2-52 occurrences"),
     ({"repeat": "weekdays", "occurrences": 5, "date": "2026-03-14"},
