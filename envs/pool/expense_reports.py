@@ -110,7 +110,7 @@ _ORG: list[tuple[str, tuple[str, str], list[tuple[str, str]]]] = [
       ("Nina Alvarez", "Sales Engineer"), ("Owen Park", "Sales Development Rep")]),
     ("Engineering", ("Priya Raman", "VP of Engineering"),
      [("Jonas Weber", "Staff Engineer"), ("Aaliyah Brooks", "Software Engineer"),
-      ("Ben Carter", "Engineering Manager"), ("Lucia Romano", "Site Reliability Engineer")]),
+      ("Alex Kim", "Engineering Manager"), ("Lucia Romano", "Site Reliability Engineer")]),
     ("Marketing", ("Grace Liu", "Head of Marketing"),
      [("Sam Okoye", "Content Strategist"), ("Hannah Fischer", "Events Manager"),
       ("Diego Santos", "Product Marketing Manager")]),

@@ -170,7 +170,7 @@ def _seeded_state(seed: int) -> IssueTrackerState:
     for name in _USERS:
         username = _username(name)
         state.users[username] = User(username=username, name=name,
-                                     email=f"{username}@acme.dev", active=name != "Eli Wright")
+                                     email=f"{username}@northwind.example", active=name != "Eli Wright")
     others = [u for u in state.users if u not in (state.current_user, "eli.wright")]
     for key, pname, lead, my_role, labels in _PROJECTS:
         members: dict[str, Role] = {lead: "maintainer"}
