@@ -172,7 +172,7 @@ def _seed_reservation(
     end = start + timedelta(days=rng.randint(1, 5))
     if start >= today and _free_rooms(state, hotel.id, room, start, end, exclude=None) < 1:
         return
-    guest = state.guests[guest_id]
+    guest = _guest_free_for(state, guest_id, start, end)
     plan: RatePlan = "non_refundable" if rng.random() < 0.25 else "flexible"
     prices = _nightly_prices(room, start, end, plan, guest.tier)
     total = round(sum(prices), 2)
@@ -187,7 +187,7 @@ def _seed_reservation(
     res_id = f"RES-{state.next_reservation_id}"
     state.next_reservation_id += 1
     res = Reservation(
-        id=res_id, guest_id=guest_id, hotel_id=hotel.id, room_type=room.code,
+        id=res_id, guest_id=guest.id, hotel_id=hotel.id, room_type=room.code,
         check_in=start.isoformat(), check_out=end.isoformat(),
         guests=rng.randint(1, room.max_occupancy), rate_plan=plan, nightly_prices=prices,
         total=total, payment="points" if by_points else "card",
@@ -203,6 +203,20 @@ def _seed_reservation(
     elif by_points:
         guest.points -= res.points_used
     state.reservations[res_id] = res
+
+
+def _guest_free_for(
+    state: HotelBookingState, guest_id: str, start: date, end: date
+) -> Guest:
+    """`guest_id`, or the next guest in order, with no other stay overlapping these dates."""
+    ids = list(state.guests)
+    first = ids.index(guest_id)
+    for guest_id in ids[first:] + ids[:first]:
+        if not any(r.guest_id == guest_id and r.status != "cancelled"
+                   and r.check_in < end.isoformat() and start.isoformat() < r.check_out
+                   for r in state.reservations.values()):
+            break
+    return state.guests[guest_id]
 
 
 def _free_room_number(state: HotelBookingState, res: Reservation) -> str:

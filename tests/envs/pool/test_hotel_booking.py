@@ -50,6 +50,11 @@ def test_default_state_is_deterministic_and_sized() -> None:
     for res in a.reservations.values():
         assert res.guest_id in a.guests and res.room_type in a.hotels[res.hotel_id].room_types
         assert round(sum(res.nightly_prices), 2) == res.total
+    # nobody is booked into two places on the same night
+    held = [r for r in a.reservations.values() if r.status != "cancelled"]
+    assert not [(x.id, y.id) for x in held for y in held if x.id < y.id
+                and x.guest_id == y.guest_id and x.check_in < y.check_out
+                and y.check_in < x.check_out]
 
 
 def test_snapshot_round_trip(env: HotelBooking) -> None:
@@ -104,8 +109,8 @@ def test_get_hotel_and_quote(env: HotelBooking) -> None:
 def test_guests_and_reservations_lookup(env: HotelBooking) -> None:
     assert [g["id"] for g in ok(env, "find_guest", query="okoro")] == ["G-1017"]
     assert [g["id"] for g in ok(env, "find_guest", query="555-6608")] == ["G-1001"]
-    guest = ok(env, "get_guest", guest_id="G-1001")
-    assert [r["id"] for r in guest["reservations"]] == ["RES-70004", "RES-70021", "RES-70028"]
+    guest = ok(env, "get_guest", guest_id="G-1002")
+    assert [r["id"] for r in guest["reservations"]] == ["RES-70021", "RES-70024", "RES-70028"]
     fails(env, "get_guest", "Guest 'G-0' not found.", guest_id="G-0")
     res = ok(env, "get_reservation", reservation_id="RES-70021")
     assert res["hotel_name"] == "Magnificent Mile Suites" and res["rate_plan"] == "non_refundable"
