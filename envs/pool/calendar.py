@@ -23,6 +23,7 @@ Repeat = Literal["none", "daily", "weekdays", "weekly"]
 Response = Literal["needs_action", "accepted", "declined", "tentative"]
 
 MAX_SPAN_DAYS = 31
+DEFAULT_SPAN_DAYS = 13
 MAX_OCCURRENCES = 52
 
 
@@ -433,15 +434,16 @@ class Calendar(Environment):
         return out
 
     @tool
-    def list_events(self, date_from: str, date_to: str, calendar_id: str | None = None,
-                    query: str = "") -> list[dict[str, Any]]:
+    def list_events(self, date_from: str | None = None, date_to: str | None = None,
+                    calendar_id: str | None = None, query: str = "") -> list[dict[str, Any]]:
         """List meeting occurrences between two dates (inclusive), recurring series expanded.
 
         Without a calendar, lists every event you can see or take part in.
 
         Args:
-            date_from: First day, YYYY-MM-DD.
-            date_to: Last day, YYYY-MM-DD (at most 31 days after date_from).
+            date_from: First day, YYYY-MM-DD; defaults to today.
+            date_to: Last day, YYYY-MM-DD, at most 31 days after date_from; defaults to
+                two weeks from date_from (13 days later).
             calendar_id: Only events on this calendar (you need access to it).
             query: Only events whose title contains this text (case-insensitive).
 
@@ -449,7 +451,8 @@ class Calendar(Environment):
             Occurrences sorted by start: event id, title, start, end, calendar id,
             organizer, room name, attendee count and whether the event recurs.
         """
-        first, last = _parse_date(date_from), _parse_date(date_to)
+        first = _parse_date(date_from) if date_from else self._now().date()
+        last = _parse_date(date_to) if date_to else first + timedelta(days=DEFAULT_SPAN_DAYS)
         if last < first:
             raise ToolError("date_to must not be before date_from.")
         if (last - first).days > MAX_SPAN_DAYS:

@@ -52,11 +52,16 @@ class Version(BaseModel):
     version: str
     published_at: str
     published_by: str
-    #: dependency package name -> semver range ("^1.2.0", "~1.2.0", ">=1.0.0", "1.2.3", "*")
-    dependencies: dict[str, str] = Field(default_factory=dict)
+    #: requirements as "name@range", ranges "^1.2.0", "~1.2.0", ">=1.0.0", "1.2.3" or "*"
+    #: (the same form publish_version takes, so a release's list can be reused as is)
+    dependencies: list[str] = Field(default_factory=list)
     changelog: str = ""
     yanked: bool = False
     yank_reason: str = ""
+
+    def requires(self) -> dict[str, str]:
+        """Dependency name -> range."""
+        return dict(spec.split("@", 1) for spec in self.dependencies)  # type: ignore[misc]
 
 
 class AuditEntry(BaseModel):
@@ -234,7 +239,8 @@ def _seeded_state(seed: int) -> PackageRegistryState:
             at = f"{day}T{rng.randint(8, 19):02d}:{rng.choice(['05', '20', '40'])}"
             state.versions[f"{name}@{version}"] = Version(
                 package=name, version=version, published_at=at, published_by=owner,
-                dependencies=deps, yanked=bool(yank), yank_reason=yank)
+                dependencies=[f"{dep}@{spec}" for dep, spec in deps.items()],
+                yanked=bool(yank), yank_reason=yank)
             entries.append((at, owner, "publish", name, version))
             if yank:
                 entries.append((f"{at[:10]}T23:00", owner, "yank", name, f"{version}: {yank}"))
@@ -424,7 +430,7 @@ class PackageRegistry(Environment):
             raise ToolError(f"Package {package!r} has no installable release.")
         resolved: dict[str, str] = {}
         problems: list[str] = []
-        queue = [(root.package, name, spec) for name, spec in root.dependencies.items()]
+        queue = [(root.package, name, spec) for name, spec in root.requires().items()]
         while queue:
             parent, name, spec = queue.pop(0)
             if name in resolved:
@@ -437,7 +443,7 @@ class PackageRegistry(Environment):
                 problems.append(f"{parent} needs {name} {spec}: no unyanked version matches")
                 continue
             resolved[name] = best.version
-            queue.extend((name, dep, s) for dep, s in best.dependencies.items())
+            queue.extend((name, dep, s) for dep, s in best.requires().items())
         return {"package": root.package, "version": root.version, "resolved": resolved,
                 "problems": problems}
 
@@ -456,8 +462,8 @@ class PackageRegistry(Environment):
         out = []
         for name in sorted(self.state.packages):
             latest = self._latest(name)
-            if latest and package in latest.dependencies:
-                spec = latest.dependencies[package]
+            if latest and package in latest.requires():
+                spec = latest.requires()[package]
                 best = self._best_match(package, spec)
                 out.append({"package": name, "version": latest.version, "range": spec,
                             "resolves_to": best.version if best else None})
@@ -576,7 +582,8 @@ class PackageRegistry(Environment):
         return {"version": release.model_dump(), "warnings": warnings}
 
     def _parse_dependencies(self, package: str, specs: list[str]
-                            ) -> tuple[dict[str, str], list[str]]:
+                            ) -> tuple[list[str], list[str]]:
+        """Validated "name@range" requirements, and warnings about them."""
         deps: dict[str, str] = {}
         warnings = []
         for spec in specs:
@@ -595,7 +602,7 @@ class PackageRegistry(Environment):
             if self.state.packages[name].deprecated:
                 warnings.append(f"{name} is deprecated: {self.state.packages[name].deprecated}")
             deps[name] = wanted
-        return deps, warnings
+        return [f"{name}@{wanted}" for name, wanted in deps.items()], warnings
 
     @tool(write=True)
     def yank_version(self, package: str, version: str, reason: str) -> dict[str, Any]:

@@ -81,6 +81,10 @@ def test_list_events(env: Calendar) -> None:
     standups = [o for o in week if o["title"] == "Platform standup"]
     assert [o["start"] for o in standups][:2] == ["2026-03-09T09:30", "2026-03-10T09:30"]
     assert len(standups) == 5
+    upcoming = ok(env, "list_events", query="checkout")  # today and the next 13 days
+    assert [o["event_id"] for o in upcoming] == ["ev-0006"]
+    sprints = ok(env, "list_events", query="platform sprint")  # 2026-03-23 is beyond that
+    assert [o["start"] for o in sprints] == ["2026-03-16T10:00"]
     only = ok(env, "list_events", date_from="2026-03-09", date_to="2026-03-27",
               calendar_id="cal-u01", query="1:1")
     assert len(only) == 3 and {o["event_id"] for o in only} == {"ev-0002"}

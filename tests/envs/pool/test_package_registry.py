@@ -66,7 +66,7 @@ def test_default_state_is_deterministic_and_rich() -> None:
         assert "owner" in package.maintainers.values()
         assert all(u in state.users for u in package.maintainers)
     for release in state.versions.values():
-        for dep, spec in release.dependencies.items():
+        for dep, spec in release.requires().items():
             assert any(v.package == dep and _satisfies(v.version, spec)
                        for v in state.versions.values())
     assert state.next_audit_id == len(state.audit_log) + 1
@@ -105,7 +105,7 @@ def test_get_package_and_version(env: PackageRegistry) -> None:
     assert pkg["latest"] == "2.5.1" and [v["yanked"] for v in pkg["versions"]] == [
         False, False, True, True]
     release = ok(env, "get_version", package="tidewater", version="3.2.0")
-    assert release["dependencies"] == {"gust-retry": "^1.2.0", "quill-log": "^2.1.0"}
+    assert release["dependencies"] == ["gust-retry@^1.2.0", "quill-log@^2.1.0"]
     fails(env, "get_package", "Package 'left-pad' not found", name="left-pad")
     fails(env, "get_version", "Version tidewater@9.9.9 not found", package="tidewater",
           version="9.9.9")
