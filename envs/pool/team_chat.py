@@ -351,6 +351,7 @@ class TeamChat(Environment):
 
     def _channel_summary(self, channel: Channel) -> dict[str, Any]:
         return {"id": channel.id, "name": channel.name, "workspace_id": channel.workspace_id,
+                "workspace": self.state.workspaces[channel.workspace_id].name,
                 "topic": channel.topic, "is_private": channel.is_private,
                 "is_archived": channel.is_archived, "posting": channel.posting,
                 "member_count": len(channel.members), "is_member": self._me in channel.members}
@@ -368,8 +369,8 @@ class TeamChat(Environment):
             only_mine: Only channels you are a member of.
 
         Returns:
-            Channel summaries: id, name, topic, privacy, archived, posting policy,
-            member_count and is_member.
+            Channel summaries: id, name, workspace, topic, privacy, archived, posting
+            policy, member_count and is_member.
         """
         q = query.strip().lower().lstrip("#")
         return [self._channel_summary(c) for c in self.state.channels.values()
@@ -453,14 +454,16 @@ class TeamChat(Environment):
             query: Case-insensitive part of the name, handle or title.
 
         Returns:
-            Matching users with id, name, handle, title, timezone and workspace roles.
+            Matching users with id, name, handle, title, timezone and `workspaces`
+            (workspace_id, workspace name and role in each).
         """
         q = query.strip().lower().lstrip("@")
         if not q:
             raise ToolError("query must not be empty")
         return [{**u.model_dump(),
-                 "roles": {w.id: w.members[u.id] for w in self.state.workspaces.values()
-                           if u.id in w.members}}
+                 "workspaces": [{"workspace_id": w.id, "workspace": w.name,
+                                 "role": w.members[u.id]}
+                                for w in self.state.workspaces.values() if u.id in w.members]}
                 for u in self.state.users.values()
                 if q in u.name.lower() or q in u.handle or q in u.title.lower()]
 

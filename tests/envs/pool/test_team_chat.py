@@ -73,7 +73,9 @@ def test_snapshot_round_trip(env: TeamChat) -> None:
 
 def test_list_channels(env: TeamChat) -> None:
     assert ids(ok(env, "list_channels", query="#sales")) == ["C06", "C20"]
-    assert ids(ok(env, "list_channels", query="general")) == ["C01", "C24"]
+    general = ok(env, "list_channels", query="general")
+    assert [(c["id"], c["workspace"]) for c in general] == [
+        ("C01", "Northwind Labs"), ("C24", "Riverside Running Club")]
     assert ids(ok(env, "list_channels", query="website")) == []
     assert ids(ok(env, "list_channels", query="website", include_archived=True)) == ["C22"]
     visible = ids(ok(env, "list_channels"))
@@ -116,8 +118,10 @@ def test_search_messages(env: TeamChat) -> None:
 
 def test_find_users(env: TeamChat) -> None:
     found = ok(env, "find_users", query="@maria")
-    assert ids(found) == ["U03"] and found[0]["roles"] == {"W1": "member"}
-    assert ok(env, "find_users", query="priya")[0]["roles"] == {"W1": "member", "W2": "admin"}
+    assert ids(found) == ["U03"] and found[0]["workspaces"] == [
+        {"workspace_id": "W1", "workspace": "Northwind Labs", "role": "member"}]
+    assert [(w["workspace"], w["role"]) for w in ok(env, "find_users", query="priya")[0][
+        "workspaces"]] == [("Northwind Labs", "member"), ("Riverside Running Club", "admin")]
     assert ids(ok(env, "find_users", query="account executive")) == [
         "U01", "U13", "U15", "U21"]
     fails(env, "find_users", "query must not be empty", query="")
