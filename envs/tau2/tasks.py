@@ -4,7 +4,7 @@ evaluation criteria the reward reads."""
 from __future__ import annotations
 
 import textwrap
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,7 +14,7 @@ __all__ = ["Action", "EnvAssertion", "EvaluationCriteria", "RewardType", "Task"]
 TAB = "\t"
 
 
-class RewardType(str, Enum):
+class RewardType(StrEnum):
     DB = "DB"
     ENV_ASSERTION = "ENV_ASSERTION"
     NL_ASSERTION = "NL_ASSERTION"
@@ -97,12 +97,16 @@ class Action(_Model):
     compare_args: list[str] | None = None
 
     def matches(self, name: str, arguments: dict[str, Any]) -> bool:
-        """Upstream `compare_with_tool_call`: same name; compare `compare_args` (None:
-        the keys present in the call; []: name only) with plain equality."""
+        """Upstream `compare_with_tool_call` (v0.2): same name, then the two argument
+        dicts restricted to `compare_args` (None: the call's own keys; []: name only)
+        must be equal, with plain equality."""
         if name != self.name:
             return False
-        keys = list(arguments) if self.compare_args is None else self.compare_args
-        return all(arguments.get(k) == self.arguments.get(k) for k in keys)
+        keys = set(arguments) if self.compare_args is None else set(self.compare_args)
+        if not keys:
+            return True
+        return ({k: v for k, v in arguments.items() if k in keys}
+                == {k: v for k, v in self.arguments.items() if k in keys})
 
 
 class EvaluationCriteria(_Model):

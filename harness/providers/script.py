@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "NEXT_KEY",
+    "GoldMessage",
     "SCRIPT_KEY",
     "TURN_KEY",
     "POSITIONAL_KEY",
@@ -28,6 +30,9 @@ SCRIPT_KEY = "envfactory:gold_script"
 TURN_KEY = "envfactory:turn_index"
 #: Optional {function name: [parameter names in positional order]} for binding `f('x')`.
 POSITIONAL_KEY = "envfactory:positional_params"
+#: For conversations whose gold path depends on what happened (τ²): the solver publishes
+#: the gold next message right before each model call; it wins over the turn script.
+NEXT_KEY = "envfactory:gold_next"
 
 
 class ScriptedCall(BaseModel):
@@ -43,6 +48,13 @@ class Script(BaseModel):
 
     turns: list[list[list[ScriptedCall]]]
     final_text: str = "Done."
+
+
+class GoldMessage(BaseModel):
+    """One gold assistant message: tool calls, or text when there are none."""
+
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    text: str = ""
 
 
 class CallParseError(ValueError):

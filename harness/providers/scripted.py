@@ -26,7 +26,9 @@ from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 from inspect_ai.util import store
 
 from harness.providers.script import (
+    NEXT_KEY,
     POSITIONAL_KEY,
+    GoldMessage,
     SCRIPT_KEY,
     TURN_KEY,
     Script,
@@ -74,10 +76,16 @@ class ScriptedModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        script = self._script()
-        turn = int(store().get(TURN_KEY, 0))
-        step = steps_in_current_turn(input)
-        calls = next_step(script, turn, step)
+        published = store().get(NEXT_KEY) if self.model_name == "oracle" else None
+        if published is not None:
+            store().delete(NEXT_KEY)
+            gold = GoldMessage.model_validate(published)
+            calls, final_text = gold.calls, gold.text
+        else:
+            script = self._script()
+            turn = int(store().get(TURN_KEY, 0))
+            calls = next_step(script, turn, steps_in_current_turn(input)) or []
+            final_text = script.final_text
         if calls:
             message = ChatMessageAssistant(
                 content="",
@@ -88,7 +96,7 @@ class ScriptedModelAPI(ModelAPI):
             stop: Literal["tool_calls", "stop"] = "tool_calls"
         else:
             message = ChatMessageAssistant(
-                content=script.final_text, model=self.model_name, source="generate"
+                content=final_text, model=self.model_name, source="generate"
             )
             stop = "stop"
         return ModelOutput(

@@ -1,0 +1,92 @@
+"""τ² scoring on Inspect: the shared evaluator as a scorer, pass^k across epochs, and the
+NL-assertion judge (model role `judge`)."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from typing import Any
+
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.scorer import (
+    Score,
+    Scorer,
+    Target,
+    ValueToFloat,
+    mean,
+    score_reducer,
+    scorer,
+    value_to_float,
+)
+from inspect_ai.scorer._reducer.types import ScoreReducer
+from inspect_ai.solver import TaskState
+
+from envs.tau2.tasks import Task
+from tasks._tau2.evaluator import evaluate
+from tasks._tau2.messages import T2Message, TerminationReason
+from tasks._tau2.orchestrator import ERRORS_KEY, STEPS_KEY, TERMINATION_KEY, TRAJECTORY_KEY
+
+__all__ = ["model_judge", "pass_hat_k", "tau2_scorer"]
+
+JUDGE_SYSTEM = (
+    "You grade a customer-service conversation against expected outcomes. For each "
+    "expected outcome decide from the transcript alone whether the conversation meets it. "
+    'Answer with JSON only: {"results": [{"expectedOutcome": str, "reasoning": str, '
+    '"metExpectation": bool}, ...]} with one entry per expected outcome, in order.'
+)
+
+
+async def model_judge(messages: list[T2Message], assertions: list[str]) -> list[dict[str, Any]]:
+    """NL assertions judged by the `judge` model role (upstream shows `role: content`
+    lines, tool messages included)."""
+    transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
+    prompt = (f"Transcript:\n{transcript}\n\nExpected outcomes:\n"
+              + "\n".join(f"- {a}" for a in assertions))
+    output = await get_model(role="judge").generate(
+        [ChatMessageSystem(content=JUDGE_SYSTEM), ChatMessageUser(content=prompt)],
+        config=GenerateConfig(temperature=0.0))
+    text = output.completion.strip().removeprefix("```json").removesuffix("```")
+    try:
+        return list(json.loads(text)["results"])
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return []
+
+
+@scorer(metrics=[mean()])
+def tau2_scorer(domain: str) -> Scorer:
+    """The τ² reward (v0.2), with each component in the score metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        task = Task.model_validate(state.metadata["task"])
+        messages = [T2Message.model_validate(m) for m in state.store.get(TRAJECTORY_KEY, [])]
+        reason = TerminationReason(state.store.get(TERMINATION_KEY))
+        info = await evaluate(task, domain, messages, reason, judge=model_judge)
+        return Score(
+            value=info.reward,
+            explanation=f"reward {info.reward} ({info.termination_reason}); "
+            f"breakdown {info.reward_breakdown}",
+            metadata={**info.model_dump(mode="json"),
+                      "steps": state.store.get(STEPS_KEY), "tool_errors":
+                      state.store.get(ERRORS_KEY)},
+        )
+
+    return score
+
+
+@score_reducer(name="pass_hat_k")
+def pass_hat_k(to_float: ValueToFloat | None = None) -> ScoreReducer:
+    """Per task, pass^k = C(c, k) / C(n, k) for k = 1..n (c successes in n epochs;
+    success = reward within 1e-6 of 1), plus the mean reward; averaged over tasks by
+    the `mean` metric this is upstream's leaderboard pass^k."""
+
+    as_float = to_float or value_to_float()
+
+    def reduce(scores: list[Score]) -> Score:
+        rewards = [as_float(s.value) for s in scores]
+        n = len(rewards)
+        c = sum(abs(r - 1.0) <= 1e-6 for r in rewards)
+        value: dict[str, float] = {f"pass^{k}": comb(c, k) / comb(n, k) for k in range(1, n + 1)}
+        value["avg_reward"] = sum(rewards) / n
+        return Score(value=value, metadata={"trials": n, "successes": c})
+
+    return reduce
