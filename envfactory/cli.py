@@ -27,6 +27,8 @@ tasks_app = typer.Typer(help="EnvFactory task files: build from specs, validate.
                         no_args_is_help=True)
 app.add_typer(models_app, name="models")
 app.add_typer(tasks_app, name="tasks")
+tau2_app = typer.Typer(help="τ²-bench utilities.", no_args_is_help=True)
+app.add_typer(tau2_app, name="tau2")
 console = Console()
 
 
@@ -163,6 +165,29 @@ def tasks_check(
     console.print(f"{total - rejected}/{total} tasks valid")
     if rejected:
         raise typer.Exit(1)
+
+
+@tau2_app.command("grade")
+def tau2_grade(
+    file: Annotated[Path, typer.Argument(help="JSONL, one conversation per line.")],
+    out: Annotated[Path | None, typer.Option(help="Write results here (default: stdout).")]
+    = None,
+    judge: Annotated[str | None, typer.Option(
+        help="Inspect model for NL assertions, where a task's reward basis needs them.")]
+    = None,
+) -> None:
+    """Re-grade recorded τ² conversations with exactly the Inspect task's reward code."""
+    import asyncio
+
+    from tasks._tau2.grade import grade_file, write_results
+    from tasks._tau2.scoring import model_judge
+
+    try:
+        results = asyncio.run(grade_file(file, model_judge(judge) if judge else None))
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    write_results(results, out)
 
 
 @models_app.command("prepare")

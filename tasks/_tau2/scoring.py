@@ -7,7 +7,13 @@ import json
 from math import comb
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import (
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
 from inspect_ai.scorer import (
     Score,
     Scorer,
@@ -22,7 +28,7 @@ from inspect_ai.scorer._reducer.types import ScoreReducer
 from inspect_ai.solver import TaskState
 
 from envs.tau2.tasks import Task
-from tasks._tau2.evaluator import evaluate
+from tasks._tau2.evaluator import Judge, evaluate
 from tasks._tau2.messages import T2Message, TerminationReason
 from tasks._tau2.orchestrator import ERRORS_KEY, STEPS_KEY, TERMINATION_KEY, TRAJECTORY_KEY
 
@@ -36,20 +42,25 @@ JUDGE_SYSTEM = (
 )
 
 
-async def model_judge(messages: list[T2Message], assertions: list[str]) -> list[dict[str, Any]]:
-    """NL assertions judged by the `judge` model role (upstream shows `role: content`
-    lines, tool messages included)."""
-    transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
-    prompt = (f"Transcript:\n{transcript}\n\nExpected outcomes:\n"
-              + "\n".join(f"- {a}" for a in assertions))
-    output = await get_model(role="judge").generate(
-        [ChatMessageSystem(content=JUDGE_SYSTEM), ChatMessageUser(content=prompt)],
-        config=GenerateConfig(temperature=0.0))
-    text = output.completion.strip().removeprefix("```json").removesuffix("```")
-    try:
-        return list(json.loads(text)["results"])
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return []
+def model_judge(model: Model | str | None = None) -> Judge:
+    """NL assertions judged by `model` (default: the `judge` model role). The judge
+    sees `role: content` lines, tool messages included, as upstream's does."""
+
+    async def judge(messages: list[T2Message], assertions: list[str]) -> list[dict[str, Any]]:
+        transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
+        prompt = (f"Transcript:\n{transcript}\n\nExpected outcomes:\n"
+                  + "\n".join(f"- {a}" for a in assertions))
+        grader = get_model(model) if model is not None else get_model(role="judge")
+        output = await grader.generate(
+            [ChatMessageSystem(content=JUDGE_SYSTEM), ChatMessageUser(content=prompt)],
+            config=GenerateConfig(temperature=0.0))
+        text = output.completion.strip().removeprefix("```json").removesuffix("```")
+        try:
+            return list(json.loads(text)["results"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return []
+
+    return judge
 
 
 @scorer(metrics=[mean()])
@@ -60,7 +71,7 @@ def tau2_scorer(domain: str) -> Scorer:
         task = Task.model_validate(state.metadata["task"])
         messages = [T2Message.model_validate(m) for m in state.store.get(TRAJECTORY_KEY, [])]
         reason = TerminationReason(state.store.get(TERMINATION_KEY))
-        info = await evaluate(task, domain, messages, reason, judge=model_judge)
+        info = await evaluate(task, domain, messages, reason, judge=model_judge())
         return Score(
             value=info.reward,
             explanation=f"reward {info.reward} ({info.termination_reason}); "

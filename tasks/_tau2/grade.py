@@ -1,0 +1,54 @@
+"""`envfactory tau2 grade`: re-grade recorded conversations with the task's own reward."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from envs.tau2 import data
+from envs.tau2.tasks import Task
+from tasks._tau2.evaluator import Judge, evaluate
+from tasks._tau2.messages import Conversation
+
+__all__ = ["grade_file"]
+
+
+@cache
+def _tasks(domain: str) -> dict[str, Task]:
+    return {t["id"]: Task.model_validate(t) for t in data.load_tasks(domain)}
+
+
+def _records(path: Path) -> Iterator[tuple[int, Conversation]]:
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield lineno, Conversation.model_validate_json(line)
+                except ValueError as e:
+                    raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}") from e
+
+
+async def grade_file(path: Path, judge: Judge | None = None) -> list[dict[str, Any]]:
+    """One result per record: task_id, reward and the per-component results."""
+    results = []
+    for lineno, record in _records(path):
+        task = _tasks(record.domain).get(record.task_id)
+        if task is None:
+            raise ValueError(f"{path}:{lineno}: no task {record.task_id!r} in τ² "
+                             f"{record.domain} ({data.RELEASE})")
+        info = await evaluate(task, record.domain, record.messages, record.termination_reason,
+                              judge=judge)
+        results.append({"task_id": record.task_id, "domain": record.domain,
+                        **info.model_dump(mode="json")})
+    return results
+
+
+def write_results(results: list[dict[str, Any]], out: Path | None) -> None:
+    lines = "".join(json.dumps(r) + "\n" for r in results)
+    if out is None:
+        print(lines, end="")
+    else:
+        out.write_text(lines, encoding="utf-8")
