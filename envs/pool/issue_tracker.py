@@ -170,7 +170,8 @@ def _seeded_state(seed: int) -> IssueTrackerState:
     for name in _USERS:
         username = _username(name)
         state.users[username] = User(username=username, name=name,
-                                     email=f"{username}@northwind.example", active=name != "Eli Wright")
+                                     email=f"{username}@northwind.example",
+                                     active=name != "Eli Wright")
     others = [u for u in state.users if u not in (state.current_user, "eli.wright")]
     for key, pname, lead, my_role, labels in _PROJECTS:
         members: dict[str, Role] = {lead: "maintainer"}
@@ -494,7 +495,7 @@ class IssueTracker(Environment):
         if missing:
             raise ToolError(f"Issue {issue_key} does not have label(s): {', '.join(missing)}.")
         labels = [label for label in issue.labels if label not in remove]
-        labels += [label for label in add if label not in labels]
+        labels += [label for label in dict.fromkeys(add) if label not in labels]
         if labels == issue.labels:
             raise ToolError(f"Issue {issue_key} already has those labels.")
         issue.labels = labels

@@ -154,10 +154,11 @@ def test_close_and_reopen_as_maintainer(env: IssueTracker) -> None:
 
 
 def test_update_labels(env: IssueTracker) -> None:
-    issue = ok(env, "update_labels", issue_key="WEB-117", add=["bug"], remove=["needs-triage"])
-    assert issue["labels"] == ["bug"]
-    fails(env, "update_labels", "Issue WEB-117 does not have label(s): ux.",
-          issue_key="WEB-117", remove=["ux"])
+    issue = ok(env, "update_labels", issue_key="WEB-117", add=["bug", "ux", "bug"],
+               remove=["needs-triage"])
+    assert issue["labels"] == ["bug", "ux"]
+    fails(env, "update_labels", "Issue WEB-117 does not have label(s): frontend.",
+          issue_key="WEB-117", remove=["frontend"])
     fails(env, "update_labels", "Issue WEB-117 already has those labels.",
           issue_key="WEB-117", add=["bug"])
     fails(env, "update_labels", "Give at least one label to add or remove.",
