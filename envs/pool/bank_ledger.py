@@ -258,8 +258,8 @@ def _seeded_state(seed: int) -> BankLedgerState:
                    f"Payroll {rng.choice(_EMPLOYERS)}", "income")
         for _ in range(rng.randint(3, 6)):
             merchant, cat, low, high = rng.choice(_SPENDING)
-            when = datetime(2026, 1, 5) + timedelta(minutes=rng.randint(0, 62 * 24 * 60))
-            s.post(chk, f"{when:%Y-%m-%dT%H:%M}", -rng.randint(low, high), merchant, cat)
+            moment = datetime(2026, 1, 5) + timedelta(minutes=rng.randint(0, 62 * 24 * 60))
+            s.post(chk, f"{moment:%Y-%m-%dT%H:%M}", -rng.randint(low, high), merchant, cat)
         s.transfer(chk, f"2026-02-{rng.randint(2, 26):02d}T09:00", rng.randint(4000, 160000),
                    category.title(), payee=payee)
         if len(accounts) == 2 and rng.random() < 0.5:

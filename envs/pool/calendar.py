@@ -197,17 +197,16 @@ def _seeded_state(seed: int) -> CalendarState:
         others = [u for u in state.users if u not in (organizer, "u01")]
         attendees = rng.sample(others, rng.randint(1, 4))
         day = rng.choice(weekdays)
-        start = datetime.combine(day, time(rng.randint(9, 16), rng.choice([0, 30])))
-        end = start + timedelta(minutes=rng.choice([30, 60, 60, 90]))
+        begins = datetime.combine(day, time(rng.randint(9, 16), rng.choice([0, 30])))
+        ends = begins + timedelta(minutes=rng.choice([30, 60, 60, 90]))
         title = rng.choice(_MEETING_TITLES)
         rooms = [r for r in sorted(state.rooms) if state.rooms[r].capacity > len(attendees)]
         room = rng.choice(rooms) if n % 3 else None
-        occ = [(start, end)]
-        if room and env._room_conflict(room, occ, None):
+        if room and env._room_conflict(room, [(begins, ends)], None):
             room = None
-        env._add_seed_event(f"cal-{organizer}", title, _fmt(start), _fmt(end), organizer,
+        env._add_seed_event(f"cal-{organizer}", title, _fmt(begins), _fmt(ends), organizer,
                             attendees, room, None, "")
-    return env.state  # type: ignore[return-value]
+    return env.state
 
 
 def _fmt(moment: datetime) -> str:

@@ -273,7 +273,7 @@ def _seeded_state(seed: int) -> EmailState:
             to=to, subject=subject, body=body, date=when, read=read, labels=list(labels),
             thread_id=mid)
 
-    generated = []
+    generated: list[tuple[str, str, str, str, str, str, datetime, bool, list[str]]] = []
     start = datetime(2026, 2, 16, 7, 0)
     colleagues = [c for c in _CONTACTS if c[1].endswith("@northwind.io")]
     for n in range(32):
@@ -615,7 +615,8 @@ class Email(Environment):
             Ids moved and ids already in that folder.
         """
         messages = self._messages(message_ids)
-        moved, unchanged = [], []
+        moved: list[tuple[Message, str]] = []
+        unchanged: list[tuple[Message, str]] = []
         for message in messages:
             target = self._folder(self.state.mailboxes[message.mailbox_id], folder)
             if target in ("sent", "drafts") or message.folder in ("sent", "drafts"):

@@ -61,7 +61,7 @@ class Version(BaseModel):
 
     def requires(self) -> dict[str, str]:
         """Dependency name -> range."""
-        return dict(spec.split("@", 1) for spec in self.dependencies)  # type: ignore[misc]
+        return {name: wanted for name, _, wanted in (s.partition("@") for s in self.dependencies)}
 
 
 class AuditEntry(BaseModel):
@@ -448,7 +448,7 @@ class PackageRegistry(Environment):
                 "problems": problems}
 
     @tool
-    def find_dependents(self, package: str) -> list[dict[str, str]]:
+    def find_dependents(self, package: str) -> list[dict[str, str | None]]:
         """Find packages whose latest release depends on this package.
 
         Args:
@@ -459,7 +459,7 @@ class PackageRegistry(Environment):
             that range resolves to now (null if nothing matches).
         """
         self._package(package)
-        out = []
+        out: list[dict[str, str | None]] = []
         for name in sorted(self.state.packages):
             latest = self._latest(name)
             if latest and package in latest.requires():
@@ -539,7 +539,7 @@ class PackageRegistry(Environment):
                           created_at=self.state.now, maintainers={self._me(): "owner"})
         self.state.packages[name] = package
         self._audit("create", name, f"license {license}")
-        return self.get_package(name)
+        return {**package.model_dump(), "latest": None, "versions": []}
 
     @tool(write=True)
     def publish_version(self, package: str, version: str,
