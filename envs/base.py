@@ -13,7 +13,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from typing import Any, ClassVar, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -56,7 +56,15 @@ class ToolError(Exception):
     """Raised by a tool for a business-rule failure; its message is shown to the model."""
 
 
-def tool(fn: F | None = None, *, write: bool = False) -> Any:
+@overload
+def tool(fn: F, *, write: bool = False) -> F: ...
+
+
+@overload
+def tool(fn: None = None, *, write: bool = False) -> Callable[[F], F]: ...
+
+
+def tool(fn: F | None = None, *, write: bool = False) -> F | Callable[[F], F]:
     """Mark an `Environment` method as a tool.
 
     `write=True` declares that the tool may change the state: such calls are applied
