@@ -131,7 +131,7 @@ class LostItemReport(BaseModel):
 
 class RideHailingState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-14T18:30:00"
+    now: str = "2026-03-16T08:30:00"
     surge: dict[str, float] = Field(default_factory=dict, description="zone -> multiplier")
     places: dict[str, Place] = Field(default_factory=dict)
     riders: dict[str, Rider] = Field(default_factory=dict)

@@ -199,7 +199,7 @@ def test_report_lost_item(env: RideHailing) -> None:
                 description="black umbrella on the back seat")
     assert report == {"id": "LI-001", "ride_id": "RIDE-0001", "driver_id": "DR-004",
                       "description": "black umbrella on the back seat", "status": "open",
-                      "created_at": "2026-03-14T18:30:00"}
+                      "created_at": "2026-03-16T08:30:00"}
     fails(env, "report_lost_item", "ride RIDE-0001 already has an open lost-item report "
           "LI-001", ride_id="RIDE-0001", description="a scarf")
     fails(env, "report_lost_item", "ride RIDE-0031 is accepted; lost items can only be "
