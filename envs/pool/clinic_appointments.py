@@ -122,6 +122,9 @@ DOCTORS = [
     ("Dr. Kevin O'Neill", "gastroenterology"), ("Dr. Sofia Petrakis", "ophthalmology"),
     ("Dr. Aaron Goldberg", "psychiatry"), ("Dr. Elena Ivanova", "rheumatology"),
 ]
+#: How last week's visits ended, weighted: most took place.
+COMPLETED: AppointmentStatus = "completed"
+PAST_OUTCOMES: list[AppointmentStatus] = [COMPLETED] * 8 + ["cancelled", "no_show"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 SLOT_TIMES = [time(9, 0), time(10, 30), time(14, 0)]
 FIRST = ["Priya", "Tom", "Alicia", "Marcus", "Yara", "George", "Emily", "Hiroshi", "Beatriz",
@@ -233,10 +236,8 @@ def _build_state(seed: int) -> ClinicState:
                 or any(a.start == start and a.patient_id == patient.id
                        for a in state.appointments.values()):
             continue  # that hour was already taken
-        status: AppointmentStatus = rng.choice(
-            ["completed"] * 8 + ["cancelled", "no_show"])  # type: ignore[assignment]
         _seed_visit(state, rng, patient, add_slot(doctor.id, datetime.fromisoformat(start),
-                                                   "booked"), status, referral)
+                                                   "booked"), rng.choice(PAST_OUTCOMES), referral)
 
     # This week's bookings: two of them today, so that patients can be checked in.
     open_slots = [s for s in state.slots.values() if s.start >= state.now]

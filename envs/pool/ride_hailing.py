@@ -317,8 +317,7 @@ def _build_state(seed: int) -> RideHailingState:
         ride = Ride(
             id=f"RIDE-{state.next_ride_id:04d}", rider_id=rider.id, driver_id=driver.id,
             pickup_place_id=pickup.id, dropoff_place_id=dropoff.id, vehicle_class=vclass,
-            status=status,  # type: ignore[arg-type]
-            requested_at=_iso(now - timedelta(minutes=minutes_ago)),
+            status=status, requested_at=_iso(now - timedelta(minutes=minutes_ago)),
             distance_km=estimate["distance_km"], fare_estimate=estimate["fare"],
             payment_method_id=rider.default_payment_method_id)
         state.next_ride_id += 1
