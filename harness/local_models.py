@@ -129,7 +129,7 @@ def smollm2_gguf_path() -> Path:
 
 
 def _require_packages() -> None:
-    missing = [dist for module, dist in _REQUIRED.items() if importlib.util.find_spec(module) is None]
+    missing = [dist for module, dist in _REQUIRED.items() if not importlib.util.find_spec(module)]
     if missing:
         raise LocalModelUnavailable(
             f"local models need {', '.join(missing)} (not installed). Run `make install`, which "
@@ -180,7 +180,7 @@ def _clean_tokenizer(backend_json: str, vocab_size: int, max_length: int) -> Any
         "type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True
     }
     spec["model"].update(byte_fallback=False, fuse_unk=False)
-    return PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=Tokenizer.from_str(json.dumps(spec)),
         bos_token=_BOS,
         eos_token=_EOS,
@@ -195,9 +195,10 @@ def _clean_tokenizer(backend_json: str, vocab_size: int, max_length: int) -> Any
 
 def _read_marker(out_dir: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((out_dir / MARKER).read_text())
+        marker: dict[str, Any] = json.loads((out_dir / MARKER).read_text())
     except (OSError, ValueError):
         return None
+    return marker
 
 
 def _sha256(path: Path) -> str:
