@@ -16,6 +16,8 @@ in a task file is ever typed by hand. `check` rejects a task when
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -97,10 +99,11 @@ def _mentions(value: Any, text: str) -> bool:
     if isinstance(value, bool) or value is None:
         return True  # implied by the words, not quotable
     if isinstance(value, (int, float)):
-        forms = {str(value)}
-        if isinstance(value, float) and value.is_integer():
-            forms.add(str(int(value)))
-        return any(f in text for f in forms)
+        if value in (0, 1):
+            return True  # "a", "the", "none": implied by ordinary words
+        # whole numbers as written ("1,850.00" states 1850; "10%" does not state 1)
+        return any(math.isclose(float(n.replace(",", "")), value)
+                   for n in re.findall(r"(?<![\d.])\d[\d,]*(?:\.\d+)?", text))
     if isinstance(value, str):
         return value.lower() in text.lower()
     if isinstance(value, list):
@@ -110,13 +113,12 @@ def _mentions(value: Any, text: str) -> bool:
     return False
 
 
-def check(task: Trajectory, literal_values: Iterable[str] = ()) -> list[str]:
-    """Problems with one task (empty list = valid). `literal_values`: enum values that
-    count as implied by the user's words (e.g. Literal choices of a tool parameter)."""
+def check(task: Trajectory) -> list[str]:
+    """Problems with one task (empty list = valid)."""
     problems: list[str] = []
     world = World(task.environments, task.initial_state)
     writes = _write_tools(world)
-    enums = set(literal_values) | _enum_values(world)
+    enums = _enum_values(world)
     said = ""
     observed = ""
     for t, turn in enumerate(task.turns):
@@ -125,7 +127,7 @@ def check(task: Trajectory, literal_values: Iterable[str] = ()) -> list[str]:
         for call in turn.gold_calls:
             masked = set(call.masked_arguments)
             for arg, value in call.arguments.items():
-                if arg in masked or (isinstance(value, str) and value in enums):
+                if arg in masked or value in enums.get((call.env, call.name, arg), ()):
                     continue
                 if not (_mentions(value, said) or _mentions(value, observed)):
                     problems.append(
@@ -146,14 +148,17 @@ def check(task: Trajectory, literal_values: Iterable[str] = ()) -> list[str]:
     return problems
 
 
-def _enum_values(world: World) -> set[str]:
-    values: set[str] = set()
-    for _, spec in world.tools():
-        for prop in spec.parameters.get("properties", {}).values():
-            for option in prop.get("enum", []) + [
-                    v for alt in prop.get("anyOf", []) for v in alt.get("enum", [])]:
-                if isinstance(option, str):
-                    values.add(option)
+def _enum_values(world: World) -> dict[tuple[str, str, str], list[Any]]:
+    """(env, tool, argument) -> the argument's enum choices: a choice among fixed options
+    (a Literal parameter) counts as implied by the user's words."""
+    values: dict[tuple[str, str, str], list[Any]] = {}
+    for env, e in world.envs.items():
+        for spec in e.tools():
+            for arg, prop in spec.parameters.get("properties", {}).items():
+                options = list(prop.get("enum", [])) + [
+                    v for alt in prop.get("anyOf", []) for v in alt.get("enum", [])]
+                if options:
+                    values[(env, spec.name, arg)] = options
     return values
 
 
