@@ -1,0 +1,695 @@
+"""τ²-bench airline domain: flights, users and reservations of a fictional airline.
+
+The models mirror upstream's `FlightDB` field for field (types included: certificate and
+gift-card amounts are floats, prices and payments ints), because the reward compares a
+hash of `model_dump()` — any drift in a default or a number type would change it.
+
+The tools reproduce upstream's v0.2.0 behaviour, quirks included, since the user
+simulator reads the results and the reward replays the gold actions:
+- "now" is fixed at 2024-05-15T15:00:00; new reservations take the ids HATHAT, HATHAU,
+  HATHAV, new certificates certificate_3221322, …_3221323, …_3221324;
+- cancelling appends a negated copy of every payment and does not release seats;
+  changing flights does not touch seat counts either, only booking does;
+- update payments are checked even when nothing is owed (a certificate is refused then
+  too), and a negative difference is a refund recorded as a negative payment;
+- the one-stop search builds the next day as `2024-05-<day + 1>` (no zero padding).
+Error messages are upstream's verbatim; they reach the model as "Error: <message>".
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import math
+import operator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs.base import ToolError, tool
+from envs.tau2 import data
+from envs.tau2.base import Tau2Environment
+
+__all__ = ["Airline", "FlightDB", "calculate_expression", "gc_paused"]
+
+FlightType = Literal["round_trip", "one_way"]
+CabinClass = Literal["business", "economy", "basic_economy"]
+Insurance = Literal["yes", "no"]
+
+NOW = "2024-05-15T15:00:00"
+NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
+NEW_PAYMENT_NUMBERS = (3221322, 3221323, 3221324)
+INSURANCE_PER_PASSENGER = 30
+FEE_PER_NONFREE_BAG = 50
+
+#: upstream's fixed airport list, in its order
+AIRPORTS = (
+    ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"), ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"),
+    ("ATL", "Atlanta"), ("MIA", "Miami"), ("BOS", "Boston"), ("PHX", "Phoenix"),
+    ("IAH", "Houston"), ("LAS", "Las Vegas"), ("MCO", "Orlando"), ("EWR", "Newark"),
+    ("CLT", "Charlotte"), ("MSP", "Minneapolis"), ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"), ("LGA", "LaGuardia"),
+)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Validating a release DB allocates ~10^5 acyclic objects; the cyclic collector
+    would rescan them many times over and triple the time (≈0.3 s → 0.1 s for airline)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# -- the generic calculator (shared with retail) ----------------------------------------
+
+CALCULATOR_CHARS = frozenset("0123456789+-*/(). ")
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos, ast.USub: operator.neg,
+}
+#: integer powers beyond this many bits are refused instead of computed for minutes
+MAX_POWER_BITS = 100_000
+
+
+def calculate_expression(expression: str) -> str:
+    """Upstream's `calculate` without `eval`: the same character whitelist, Python's own
+    parser (so syntax errors read exactly as eval's) and Python's operators on the parsed
+    tree (so results and runtime errors match), then `str(round(float(x), 2))`.
+    Only a runaway integer power is cut short, where eval would hang."""
+    if not all(char in CALCULATOR_CHARS for char in expression):
+        raise ToolError("Invalid characters in expression")
+    try:
+        # eval strips leading blanks before compiling; "<string>" is eval's file name
+        tree = ast.parse(expression.lstrip(" "), filename="<string>", mode="eval")
+        return str(round(float(_evaluate(tree.body)), 2))
+    except ToolError:
+        raise
+    except Exception as e:  # noqa: BLE001 - upstream shows any evaluation error as text
+        raise ToolError(str(e)) from e
+
+
+def _evaluate(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if (isinstance(node.op, ast.Pow) and type(left) is int and type(right) is int
+                and abs(left) > 1 and right * math.log2(abs(left)) > MAX_POWER_BITS):
+            raise ToolError("Exponent too large")
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.Tuple):  # "()" parses as an empty tuple
+        return tuple(_evaluate(e) for e in node.elts)
+    if isinstance(node, ast.Call):  # "(2)(3)": calling a number fails as in eval
+        return _evaluate(node.func)(*(_evaluate(a) for a in node.args))
+    raise ToolError("unsupported expression")
+
+
+# -- data model ---------------------------------------------------------------------
+
+
+class AirportCode(BaseModel):
+    iata: str
+    city: str
+
+
+class Name(BaseModel):
+    first_name: str
+    last_name: str
+
+
+class Address(BaseModel):
+    address1: str
+    address2: str | None = None
+    city: str
+    country: str
+    state: str
+    zip: str
+
+
+class Payment(BaseModel):
+    """One line of a reservation's payment history (negative amounts are refunds)."""
+
+    payment_id: str = Field(description="Id of a payment method in the user's profile")
+    amount: int = Field(description="Amount in dollars")
+
+
+class CreditCard(BaseModel):
+    source: Literal["credit_card"]
+    id: str
+    brand: str
+    last_four: str
+
+
+class GiftCard(BaseModel):
+    source: Literal["gift_card"]
+    id: str
+    amount: float
+
+
+class Certificate(BaseModel):
+    source: Literal["certificate"]
+    id: str
+    amount: float
+
+
+PaymentMethod = Annotated[CreditCard | GiftCard | Certificate, Field(discriminator="source")]
+
+
+class Passenger(BaseModel):
+    first_name: str = Field(description="First name")
+    last_name: str = Field(description="Last name")
+    dob: str = Field(description="Date of birth, YYYY-MM-DD")
+
+
+class FlightDateStatusAvailable(BaseModel):
+    status: Literal["available"]
+    available_seats: dict[CabinClass, int]
+    prices: dict[CabinClass, int]
+
+
+class FlightDataStatusOnTime(BaseModel):
+    status: Literal["on time"]
+    estimated_departure_time_est: str
+    estimated_arrival_time_est: str
+
+
+class FlightDataStatusFlying(BaseModel):
+    status: Literal["flying"]
+    actual_departure_time_est: str
+    estimated_arrival_time_est: str
+
+
+class FlightDateStatusLanded(BaseModel):
+    status: Literal["landed"]
+    actual_departure_time_est: str
+    actual_arrival_time_est: str
+
+
+class FlightDateStatusCancelled(BaseModel):
+    status: Literal["cancelled"]
+
+
+class FlightDateStatusDelayed(BaseModel):
+    status: Literal["delayed"]
+    estimated_departure_time_est: str
+    estimated_arrival_time_est: str
+
+
+FlightDateStatus = Annotated[
+    FlightDateStatusAvailable | FlightDateStatusLanded | FlightDateStatusCancelled
+    | FlightDateStatusDelayed | FlightDataStatusFlying | FlightDataStatusOnTime,
+    Field(discriminator="status"),
+]
+
+
+class Flight(BaseModel):
+    flight_number: str
+    origin: str
+    destination: str
+    scheduled_departure_time_est: str
+    scheduled_arrival_time_est: str
+    dates: dict[str, FlightDateStatus]
+
+
+class DirectFlight(BaseModel):
+    """A bookable flight on one date, as the searches return it."""
+
+    flight_number: str
+    origin: str
+    destination: str
+    status: Literal["available"]
+    scheduled_departure_time_est: str
+    scheduled_arrival_time_est: str
+    date: str | None = None
+    available_seats: dict[CabinClass, int]
+    prices: dict[CabinClass, int]
+
+
+class ReservationFlight(BaseModel):
+    flight_number: str
+    origin: str
+    destination: str
+    date: str
+    price: int
+
+
+class FlightInfo(BaseModel):
+    flight_number: str = Field(description="Flight number, e.g. 'HAT001'")
+    date: str = Field(description="Flight date, YYYY-MM-DD")
+
+
+class User(BaseModel):
+    user_id: str
+    name: Name
+    address: Address
+    email: str
+    dob: str
+    payment_methods: dict[str, PaymentMethod]
+    saved_passengers: list[Passenger]
+    membership: Literal["gold", "silver", "regular"]
+    reservations: list[str]
+
+
+class Reservation(BaseModel):
+    reservation_id: str
+    user_id: str
+    origin: str
+    destination: str
+    flight_type: FlightType
+    cabin: CabinClass
+    flights: list[ReservationFlight]
+    passengers: list[Passenger]
+    payment_history: list[Payment]
+    created_at: str
+    total_baggages: int
+    nonfree_baggages: int
+    insurance: Insurance
+    status: Literal["cancelled"] | None = None
+
+
+class FlightDB(BaseModel):
+    """The whole airline database (upstream `FlightDB`: no extra top-level keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    flights: dict[str, Flight]
+    users: dict[str, User]
+    reservations: dict[str, Reservation]
+
+
+# -- environment --------------------------------------------------------------------
+
+
+class Airline(Tau2Environment):
+    """The airline customer-service agent's toolkit over the release database."""
+
+    name = "tau2/airline"
+    description = ("Airline customer service: look up users, reservations and flights; book, "
+                   "change, and cancel reservations; issue travel certificates.")
+    State = FlightDB
+    state: FlightDB
+
+    @classmethod
+    def default_state(cls) -> FlightDB:
+        with gc_paused():
+            return FlightDB.model_validate(data.load_db("airline"))
+
+    # -- lookups (upstream's messages) ------------------------------------------------
+
+    def _user(self, user_id: str) -> User:
+        if user_id not in self.state.users:
+            raise ToolError(f"User {user_id} not found")
+        return self.state.users[user_id]
+
+    def _reservation(self, reservation_id: str) -> Reservation:
+        if reservation_id not in self.state.reservations:
+            raise ToolError(f"Reservation {reservation_id} not found")
+        return self.state.reservations[reservation_id]
+
+    def _flight(self, flight_number: str) -> Flight:
+        if flight_number not in self.state.flights:
+            raise ToolError(f"Flight {flight_number} not found")
+        return self.state.flights[flight_number]
+
+    def _flight_on(self, flight_number: str, date: str) -> FlightDateStatus:
+        flight = self._flight(flight_number)
+        if date not in flight.dates:
+            raise ToolError(f"Flight {flight_number} not found on date {date}")
+        return flight.dates[date]
+
+    def _bookable(self, flight_number: str, date: str, cabin: CabinClass,
+                  seats: int) -> FlightDateStatusAvailable:
+        """The flight-date if it can take `seats` more passengers in `cabin`."""
+        instance = self._flight_on(flight_number, date)
+        if not isinstance(instance, FlightDateStatusAvailable):
+            raise ToolError(f"Flight {flight_number} not available on date {date}")
+        if instance.available_seats[cabin] < seats:
+            raise ToolError(f"Not enough seats on flight {flight_number}")
+        return instance
+
+    def _direct_flights(self, date: str, origin: str | None, destination: str | None,
+                        leave_after: str | None = None) -> list[DirectFlight]:
+        """Available flights on `date`; times are compared as strings, like upstream."""
+        found = []
+        for flight in self.state.flights.values():
+            instance = flight.dates.get(date)
+            if (
+                (origin is None or flight.origin == origin)
+                and (destination is None or flight.destination == destination)
+                and isinstance(instance, FlightDateStatusAvailable)
+                and (leave_after is None or flight.scheduled_departure_time_est >= leave_after)
+            ):
+                found.append(DirectFlight(
+                    flight_number=flight.flight_number,
+                    origin=flight.origin,
+                    destination=flight.destination,
+                    status="available",
+                    scheduled_departure_time_est=flight.scheduled_departure_time_est,
+                    scheduled_arrival_time_est=flight.scheduled_arrival_time_est,
+                    available_seats=instance.available_seats,
+                    prices=instance.prices,
+                ))
+        return found
+
+    def _charge_update(self, user: User, payment_id: str, amount: int) -> Payment | None:
+        """Pay (or, when negative, refund) a change with one stored method.
+
+        The method is validated even when `amount` is 0; certificates are never accepted
+        here. Gift cards are debited (credited for refunds) at once. Returns the payment
+        line to record, or None when nothing is owed.
+        """
+        if payment_id not in user.payment_methods:
+            raise ToolError("Payment method not found")
+        method = user.payment_methods[payment_id]
+        if isinstance(method, Certificate):
+            raise ToolError("Certificate cannot be used to update reservation")
+        if isinstance(method, GiftCard):
+            if method.amount < amount:
+                raise ToolError("Gift card balance is not enough")
+            method.amount -= amount
+        return Payment(payment_id=payment_id, amount=amount) if amount != 0 else None
+
+    # -- reads ------------------------------------------------------------------------
+
+    @tool
+    def get_user_details(self, user_id: str) -> User:
+        """Look up a user's profile: name, address, membership, saved passengers, payment
+        methods (with gift card and certificate balances) and reservation ids.
+
+        Args:
+            user_id: The user's id, e.g. 'sara_doe_496'.
+        """
+        return self._user(user_id)
+
+    @tool
+    def get_reservation_details(self, reservation_id: str) -> Reservation:
+        """Look up a reservation: flights with prices, passengers, cabin, baggage, insurance,
+        payment history and creation time.
+
+        Args:
+            reservation_id: The six-character reservation code, e.g. '8JX2WO'.
+        """
+        return self._reservation(reservation_id)
+
+    @tool
+    def list_all_airports(self) -> list[AirportCode]:
+        """List the airports the airline serves, as IATA code and city."""
+        return [AirportCode(iata=code, city=city) for code, city in AIRPORTS]
+
+    @tool
+    def search_direct_flight(self, origin: str, destination: str,
+                             date: str) -> list[DirectFlight]:
+        """Find nonstop flights between two airports that can still be booked on a date,
+        with scheduled times, seats left and the price of each cabin.
+
+        Args:
+            origin: Departure airport IATA code, e.g. 'JFK'.
+            destination: Arrival airport IATA code, e.g. 'LAX'.
+            date: Travel date as YYYY-MM-DD, e.g. '2024-05-20'.
+        """
+        return self._direct_flights(date, origin, destination)
+
+    @tool
+    def search_onestop_flight(self, origin: str, destination: str,
+                              date: str) -> list[list[DirectFlight]]:
+        """Find connections with one stop between two airports starting on a date. Each
+        result is a pair [first leg, second leg], each leg with its date, scheduled times,
+        seats left and cabin prices; the second leg departs after the first one lands.
+
+        Args:
+            origin: Departure airport IATA code, e.g. 'JFK'.
+            destination: Final arrival airport IATA code, e.g. 'LAX'.
+            date: Date of the first leg as YYYY-MM-DD, e.g. '2024-05-20'.
+        """
+        pairs = []
+        for first in self._direct_flights(date, origin, None):
+            first.date = date
+            # upstream's day arithmetic: no zero padding, May only
+            second_date = (f"2024-05-{int(date[-2:]) + 1}"
+                           if "+1" in first.scheduled_arrival_time_est else date)
+            for second in self._direct_flights(second_date, first.destination, destination,
+                                               leave_after=first.scheduled_arrival_time_est):
+                second.date = second_date
+                pairs.append([first, second])
+        return pairs
+
+    @tool
+    def get_flight_status(self, flight_number: str, date: str) -> str:
+        """Get a flight's status on a date: available, on time, delayed, flying, landed or
+        cancelled.
+
+        Args:
+            flight_number: The flight number, e.g. 'HAT001'.
+            date: The date as YYYY-MM-DD.
+        """
+        return self._flight_on(flight_number, date).status
+
+    # -- writes -----------------------------------------------------------------------
+
+    @tool(write=True)
+    def book_reservation(
+        self,
+        user_id: str,
+        origin: str,
+        destination: str,
+        flight_type: FlightType,
+        cabin: CabinClass,
+        flights: list[FlightInfo],
+        passengers: list[Passenger],
+        payment_methods: list[Payment],
+        total_baggages: int,
+        nonfree_baggages: int,
+        insurance: Insurance,
+    ) -> Reservation:
+        """Book a new reservation for a user. The payments must add up exactly to the total:
+        each flight's cabin price per passenger, plus 30 per passenger with insurance, plus
+        50 per non-free bag. Gift cards are debited and used certificates are removed.
+
+        Args:
+            user_id: The id of the user booking, e.g. 'sara_doe_496'.
+            origin: IATA code of the trip's origin, e.g. 'SFO'.
+            destination: IATA code of the trip's destination, e.g. 'JFK'.
+            flight_type: 'one_way' or 'round_trip'.
+            cabin: 'basic_economy', 'economy' or 'business' (the same for every flight).
+            flights: Every flight segment of the trip, each with its number and date.
+            passengers: Every traveller, each with first name, last name and date of birth.
+            payment_methods: How the total is split: payment method ids from the user's
+                profile with the amount charged to each.
+            total_baggages: Number of checked bags in total.
+            nonfree_baggages: Number of those bags that are paid for.
+            insurance: 'yes' to buy travel insurance, otherwise 'no'.
+        """
+        user = self._user(user_id)
+        reservation_id = next(
+            (rid for rid in NEW_RESERVATION_IDS if rid not in self.state.reservations), None)
+        if reservation_id is None:
+            raise ToolError("Too many reservations")
+        seats = len(passengers)
+        booked: list[ReservationFlight] = []
+        instances = []
+        total_price = 0
+        for info in flights:
+            flight = self._flight(info.flight_number)
+            instance = self._bookable(info.flight_number, info.date, cabin, seats)
+            price = instance.prices[cabin]
+            booked.append(ReservationFlight(
+                origin=flight.origin, destination=flight.destination,
+                flight_number=info.flight_number, date=info.date, price=price))
+            instances.append(instance)
+            total_price += price * seats
+        if insurance == "yes":
+            total_price += INSURANCE_PER_PASSENGER * seats
+        total_price += FEE_PER_NONFREE_BAG * nonfree_baggages
+
+        for payment in payment_methods:
+            method = user.payment_methods.get(payment.payment_id)
+            if method is None:
+                raise ToolError(f"Payment method {payment.payment_id} not found")
+            if not isinstance(method, CreditCard) and method.amount < payment.amount:
+                raise ToolError(f"Not enough balance in payment method {payment.payment_id}")
+        paid = sum(payment.amount for payment in payment_methods)
+        if paid != total_price:
+            raise ToolError(f"Payment amount does not add up, total price is {total_price}, "
+                            f"but paid {paid}")
+
+        for payment in payment_methods:
+            method = user.payment_methods.get(payment.payment_id)
+            if method is None:
+                # a certificate listed twice is gone by its second line: upstream's KeyError
+                raise ToolError(repr(payment.payment_id))
+            if isinstance(method, GiftCard):
+                method.amount -= payment.amount
+            elif isinstance(method, Certificate):
+                del user.payment_methods[payment.payment_id]  # spent whole
+        for instance in instances:
+            instance.available_seats[cabin] -= seats
+        reservation = Reservation(
+            reservation_id=reservation_id,
+            user_id=user_id,
+            origin=origin,
+            destination=destination,
+            flight_type=flight_type,
+            cabin=cabin,
+            flights=booked,
+            passengers=[p.model_copy() for p in passengers],
+            payment_history=[p.model_copy() for p in payment_methods],
+            created_at=NOW,
+            total_baggages=total_baggages,
+            nonfree_baggages=nonfree_baggages,
+            insurance=insurance,
+        )
+        self.state.reservations[reservation_id] = reservation
+        user.reservations.append(reservation_id)
+        return reservation
+
+    @tool(write=True)
+    def cancel_reservation(self, reservation_id: str) -> Reservation:
+        """Cancel a whole reservation: every payment is refunded to the method it came from
+        (recorded as negative payments) and the reservation is marked cancelled.
+
+        Args:
+            reservation_id: The reservation code, e.g. 'ZFA04Y'.
+        """
+        reservation = self._reservation(reservation_id)
+        refunds = [Payment(payment_id=p.payment_id, amount=-p.amount)
+                   for p in reservation.payment_history]
+        reservation.payment_history.extend(refunds)
+        reservation.status = "cancelled"
+        return reservation
+
+    @tool(write=True)
+    def update_reservation_flights(self, reservation_id: str, cabin: CabinClass,
+                                   flights: list[FlightInfo], payment_id: str) -> Reservation:
+        """Replace the flights and/or cabin of a reservation. The fare difference for all
+        passengers is charged to, or refunded to, the given payment method (certificates
+        cannot be used). Segments kept in the same cabin keep their original price.
+
+        Args:
+            reservation_id: The reservation code, e.g. 'ZFA04Y'.
+            cabin: The cabin for the whole reservation after the change.
+            flights: ALL flight segments of the updated reservation, including unchanged
+                ones, each with its number and date.
+            payment_id: Payment method id from the user's profile, e.g.
+                'credit_card_7815826' or 'gift_card_7815826'.
+        """
+        reservation = self._reservation(reservation_id)
+        user = self._user(reservation.user_id)
+        seats = len(reservation.passengers)
+        new_flights: list[ReservationFlight] = []
+        total_price = 0
+        for info in flights:
+            kept = next((f for f in reservation.flights
+                         if f.flight_number == info.flight_number and f.date == info.date
+                         and cabin == reservation.cabin), None)
+            if kept is not None:
+                total_price += kept.price * seats
+                new_flights.append(kept)
+                continue
+            flight = self._flight(info.flight_number)
+            instance = self._bookable(info.flight_number, info.date, cabin, seats)
+            segment = ReservationFlight(
+                flight_number=info.flight_number, date=info.date,
+                price=instance.prices[cabin], origin=flight.origin,
+                destination=flight.destination)
+            total_price += segment.price * seats
+            new_flights.append(segment)
+        total_price -= sum(f.price for f in reservation.flights) * seats
+
+        payment = self._charge_update(user, payment_id, total_price)
+        if payment is not None:
+            reservation.payment_history.append(payment)
+        reservation.flights = new_flights
+        reservation.cabin = cabin
+        return reservation
+
+    @tool(write=True)
+    def update_reservation_baggages(self, reservation_id: str, total_baggages: int,
+                                    nonfree_baggages: int, payment_id: str) -> Reservation:
+        """Change a reservation's checked bags. Each non-free bag added costs 50, paid with
+        the given method (certificates cannot be used); removing bags refunds nothing.
+
+        Args:
+            reservation_id: The reservation code, e.g. 'ZFA04Y'.
+            total_baggages: The new total number of checked bags.
+            nonfree_baggages: The new number of paid bags.
+            payment_id: Payment method id from the user's profile, e.g.
+                'credit_card_7815826' or 'gift_card_7815826'.
+        """
+        reservation = self._reservation(reservation_id)
+        user = self._user(reservation.user_id)
+        fee = FEE_PER_NONFREE_BAG * max(0, nonfree_baggages - reservation.nonfree_baggages)
+        payment = self._charge_update(user, payment_id, fee)
+        if payment is not None:
+            reservation.payment_history.append(payment)
+        reservation.total_baggages = total_baggages
+        reservation.nonfree_baggages = nonfree_baggages
+        return reservation
+
+    @tool(write=True)
+    def update_reservation_passengers(self, reservation_id: str,
+                                      passengers: list[Passenger]) -> Reservation:
+        """Replace the passenger details of a reservation; the number of passengers must
+        stay the same.
+
+        Args:
+            reservation_id: The reservation code, e.g. 'ZFA04Y'.
+            passengers: Every passenger after the change, each with first name, last name
+                and date of birth.
+        """
+        reservation = self._reservation(reservation_id)
+        if len(passengers) != len(reservation.passengers):
+            raise ToolError("Number of passengers does not match")
+        reservation.passengers = [p.model_copy() for p in passengers]
+        return reservation
+
+    @tool(write=True)
+    def send_certificate(self, user_id: str, amount: int) -> str:
+        """Add a travel certificate of the given value to a user's payment methods (used as
+        compensation; only when the policy allows it).
+
+        Args:
+            user_id: The user's id, e.g. 'sara_doe_496'.
+            amount: The certificate's value in dollars.
+        """
+        user = self._user(user_id)
+        for number in NEW_PAYMENT_NUMBERS:
+            payment_id = f"certificate_{number}"
+            if payment_id not in user.payment_methods:
+                user.payment_methods[payment_id] = Certificate(
+                    id=payment_id, amount=amount, source="certificate")
+                return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
+        raise ToolError("Too many certificates")
+
+    # -- generic ----------------------------------------------------------------------
+
+    @tool
+    def calculate(self, expression: str) -> str:
+        """Evaluate an arithmetic expression and return the result rounded to 2 decimals.
+
+        Args:
+            expression: Numbers, + - * /, parentheses and spaces only, e.g. '(120 + 80) * 2'.
+        """
+        return calculate_expression(expression)
+
+    @tool
+    def transfer_to_human_agents(self, summary: str) -> str:
+        """Hand the conversation to a human agent. Only when the user explicitly asks for
+        one, or when the request cannot be handled with the policy and these tools.
+
+        Args:
+            summary: A short summary of the user's issue for the human agent.
+        """
+        return "Transfer successful"
