@@ -15,11 +15,13 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
     Score,
     Scorer,
     Target,
     ValueToFloat,
-    mean,
+    metric,
     score_reducer,
     scorer,
     value_to_float,
@@ -63,7 +65,28 @@ def model_judge(model: Model | str | None = None) -> Judge:
     return judge
 
 
-@scorer(metrics=[mean()])
+@metric
+def tau2_metrics() -> Metric:
+    """Averages over tasks of what `pass_hat_k` reduced per task: pass^1..pass^n and
+    avg_reward (or of the raw reward when scores were not reduced across epochs)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        values = [s.score.value for s in scores]
+        if values and all(isinstance(v, dict) for v in values):
+            # while a run is in progress some tasks may have fewer trials than others
+            keys = dict.fromkeys(k for v in values for k in v)  # type: ignore[union-attr]
+            out = {}
+            for k in keys:
+                present = [float(v[k]) for v in values if k in v]  # type: ignore[operator,index]
+                out[k] = sum(present) / len(present)
+            return out
+        rewards = [s.score.as_float() for s in scores]
+        return {"avg_reward": sum(rewards) / len(rewards) if rewards else 0.0}
+
+    return compute
+
+
+@scorer(metrics=[tau2_metrics()])
 def tau2_scorer(domain: str) -> Scorer:
     """The τ² reward (v0.2), with each component in the score metadata."""
 
