@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.base import ToolError, tool
 from envs.tau2 import data
-from envs.tau2.airline import calculate_expression, gc_paused
 from envs.tau2.base import Tau2Environment
+from envs.tau2.calculator import calculate_expression
+from envs.tau2.data import gc_paused
 
 __all__ = ["Retail", "RetailDB"]
 

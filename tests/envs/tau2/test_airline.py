@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from envs.tau2 import data
-from envs.tau2.airline import Airline, gc_paused
+from envs.tau2.airline import Airline
 from envs.tau2.base import tau2_text
+from envs.tau2.data import gc_paused
 from envs.tau2.tasks import Task
 
 WRITE_TOOLS = {"book_reservation", "cancel_reservation", "send_certificate",

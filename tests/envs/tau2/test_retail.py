@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from envs.tau2 import data
-from envs.tau2.airline import gc_paused
 from envs.tau2.base import tau2_text
+from envs.tau2.data import gc_paused
 from envs.tau2.retail import Retail
 from envs.tau2.tasks import Task
 
