@@ -14,8 +14,6 @@ each model call (`OraclePlan`); any other model ignores it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -128,10 +126,12 @@ class OraclePlan:
             return GoldMessage(text=self.task.user_scenario.render())
         return GoldMessage(text="Done. What next?")
 
-    def observe(self, requestor: str, name: str, arguments: dict[str, Any]) -> None:
+    def observe(self, requestor: str, name: str) -> None:
+        """The pending action is done once its requestor has called that tool (with
+        whatever arguments: a scripted deviation must not stall the plan)."""
         if self.cursor < len(self.actions):
             a = self.actions[self.cursor]
-            if (a.requestor, a.name, a.arguments) == (requestor, name, arguments):
+            if (a.requestor, a.name) == (requestor, name):
                 self.cursor += 1
 
 
@@ -220,7 +220,7 @@ class Conversation:
             else:
                 result = self.world.execute(requestor, tc.function, tc.arguments)
                 text, error = tau2_text(result), not result.ok
-                self.oracle.observe(requestor, tc.function, dict(tc.arguments))
+                self.oracle.observe(requestor, tc.function)
             self.errors += error
             history.append(ChatMessageTool(content=text, tool_call_id=tc.id,
                                            function=tc.function))

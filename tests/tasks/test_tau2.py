@@ -1,0 +1,226 @@
+"""τ² on Inspect: oracle, negative controls, termination rules, pass^k, and the grade CLI
+agreeing with the Inspect scorer (one evaluator, two entry points)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
+from inspect_ai.scorer import Score
+from inspect_ai.tool import ToolCall
+from inspect_ai.util import store
+from typer.testing import CliRunner
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"
+os.environ.setdefault("TAU2_DATA_DIR", str(SHARED))
+pytestmark = pytest.mark.skipif(not Path(os.environ["TAU2_DATA_DIR"]).is_dir(),
+                                reason="τ² test data not found")
+
+from envs.tau2 import data  # noqa: E402
+from envs.tau2.tasks import Action, Task  # noqa: E402
+from envs.tau2.world import Tau2World  # noqa: E402
+from harness.providers.script import NEXT_KEY, GoldMessage  # noqa: E402
+from tasks._tau2.messages import T2Message  # noqa: E402
+from tasks._tau2.orchestrator import TRAJECTORY_KEY  # noqa: E402
+from tasks._tau2.scoring import pass_hat_k  # noqa: E402
+from tasks.tau2.tau2 import tau2_airline, tau2_retail, tau2_telecom  # noqa: E402
+
+TASKS = {"airline": tau2_airline, "retail": tau2_retail, "telecom": tau2_telecom}
+USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+
+
+def run(domain: str, model: Any, user: Any, log_dir: Path, ids: list[str] | None = None,
+        **task_args: Any) -> EvalLog:
+    # Inspect matches sample ids as glob patterns: telecom ids contain brackets
+    patterns = [re.sub(r"([\[\]*?])", r"[\1]", i) for i in ids] if ids else None
+    (log,) = inspect_eval(TASKS[domain](**task_args), model=model, model_roles={"user": user},
+                          sample_id=patterns, log_dir=str(log_dir), display="none",
+                          max_samples=32)
+    assert log.status == "success", log.error
+    return log
+
+
+def rewards(log: EvalLog) -> dict[str, float]:
+    return {str(s.id): float(next(iter(s.scores.values())).value)  # type: ignore[arg-type]
+            for s in log.samples or []}
+
+
+def first_ids(domain: str, n: int) -> list[str]:
+    return [t["id"] for t in data.load_tasks(domain)][:n]
+
+
+def output(message: ChatMessageAssistant) -> ModelOutput:
+    return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
+                       usage=USAGE)
+
+
+def gold_playing(edit: Any = None) -> Any:
+    """Plays the gold message the solver published, after `edit(GoldMessage)`."""
+
+    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+        gold = GoldMessage.model_validate(store().get(NEXT_KEY))
+        if edit is not None:
+            gold = edit(gold)
+        calls = [ToolCall(id=f"c{len(input)}{i}", function=c.function, arguments=c.arguments)
+                 for i, c in enumerate(gold.calls)]
+        return output(ChatMessageAssistant(content=gold.text, tool_calls=calls or None))
+
+    return get_model("mockllm/model", custom_outputs=respond)
+
+
+def chat_only() -> Any:
+    return get_model("mockllm/model", custom_outputs=lambda *a: output(
+        ChatMessageAssistant(content="I'm sorry, I can only chat.")))
+
+
+def quick_user() -> Any:
+    """States the scenario once, then stops the conversation."""
+
+    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+        said = sum(m.role == "assistant" for m in input)
+        text = "Here is my problem." if said == 0 else "###STOP###"
+        return output(ChatMessageAssistant(content=text))
+
+    return get_model("mockllm/model", custom_outputs=respond)
+
+
+def needs_change(domain: str, task: Task) -> bool:
+    """Does the task's reward need the agent to change something?"""
+    initial, gold = Tau2World(domain), Tau2World(domain)
+    initial.initialize(task.initial_state)
+    gold.initialize(task.initial_state)
+    for action in (task.evaluation_criteria.actions or []) if task.evaluation_criteria else []:
+        gold.execute(action.requestor, action.name, action.arguments)
+    if gold.db_hashes() != initial.db_hashes():
+        return True
+    criteria = task.evaluation_criteria
+    return bool(criteria and criteria.env_assertions and not all(
+        initial.env(a.env_type).run_function(a.func_name, a.arguments) == a.assert_value
+        for a in criteria.env_assertions))
+
+
+@pytest.mark.parametrize("domain", list(TASKS))
+def test_oracle_scores_one_on_a_sample(domain: str, tmp_path: Path) -> None:
+    log = run(domain, "envfactory/oracle", "envfactory/oracle", tmp_path,
+              first_ids(domain, 6))
+    assert set(rewards(log).values()) == {1.0}
+    assert log.eval.metadata and log.eval.metadata["tau2_release"] == "v0.2.0"
+    sample = (log.samples or [])[0]
+    assert sample.messages[1].text == "Hi! How can I help you today?"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain", list(TASKS))
+def test_oracle_scores_one_on_every_task(domain: str, tmp_path: Path) -> None:
+    r = rewards(run(domain, "envfactory/oracle", "envfactory/oracle", tmp_path))
+    assert len(r) == {"airline": 50, "retail": 114, "telecom": 114}[domain]
+    assert {k: v for k, v in r.items() if v != 1.0} == {}
+
+
+@pytest.mark.parametrize("domain", list(TASKS))
+def test_chat_only_agent_fails_every_task_that_needs_a_change(domain: str,
+                                                              tmp_path: Path) -> None:
+    ids = first_ids(domain, 12)
+    r = rewards(run(domain, chat_only(), quick_user(), tmp_path, ids))
+    tasks = {t["id"]: Task.model_validate(t) for t in data.load_tasks(domain)}
+    changing = [i for i in ids if needs_change(domain, tasks[i])]
+    assert changing and all(r[i] == 0.0 for i in changing)
+
+
+def test_one_wrong_write_argument_fails_the_db_check(tmp_path: Path) -> None:
+    """The gold path with one cancellation reason swapped: the call succeeds, the DB
+    differs, the reward is 0."""
+    swap = {"no longer needed": "ordered by mistake", "ordered by mistake": "no longer needed"}
+
+    def perturb(gold: GoldMessage) -> GoldMessage:
+        for call in gold.calls:
+            if call.function == "cancel_pending_order":
+                call.arguments["reason"] = swap[call.arguments["reason"]]
+        return gold
+
+    ids = [t["id"] for t in data.load_tasks("retail")
+           if any(a["name"] == "cancel_pending_order"
+                  for a in t["evaluation_criteria"]["actions"])][:6]
+    log = run("retail", gold_playing(perturb), "envfactory/oracle", tmp_path, ids)
+    for sample in log.samples or []:
+        score = next(iter(sample.scores.values()))
+        assert score.value == 0.0 and score.metadata["db_match"] is False, sample.id
+
+
+def test_max_steps_zeroes_the_reward(tmp_path: Path) -> None:
+    long = [t["id"] for t in data.load_tasks("airline")
+            if len(t["evaluation_criteria"]["actions"] or []) >= 3][:3]
+    log = run("airline", "envfactory/oracle", "envfactory/oracle", tmp_path, long, max_steps=3)
+    for sample in log.samples or []:
+        score = next(iter(sample.scores.values()))
+        assert score.value == 0.0 and score.metadata["termination_reason"] == "max_steps"
+
+
+def test_pass_hat_k_is_the_official_formula() -> None:
+    reduce = pass_hat_k()
+    value = reduce([Score(value=v) for v in (1.0, 0.0, 1.0, 0.5)]).value
+    assert value == {"pass^1": 0.5, "pass^2": pytest.approx(1 / 6), "pass^3": 0.0,
+                     "pass^4": 0.0, "avg_reward": 0.625}
+
+
+def test_action_matching_follows_upstream() -> None:
+    action = Action(action_id="a", name="transfer_to_human_agents",
+                    arguments={"summary": "x"}, compare_args=[])
+    assert action.matches("transfer_to_human_agents", {"summary": "anything"})
+    exact = Action(action_id="b", name="f", arguments={"x": 1, "y": 2})
+    assert exact.matches("f", {"x": 1}) and not exact.matches("f", {"x": 1, "z": 3})
+    assert not exact.matches("f", {"x": 2})
+
+
+def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
+    from envfactory.cli import app
+
+    def perturb(gold: GoldMessage) -> GoldMessage:
+        for call in gold.calls:
+            for key, value in call.arguments.items():
+                if isinstance(value, str) and value.startswith("#W"):
+                    call.arguments[key] = "#W0000000"
+        return gold
+
+    logs = [run("retail", model, "envfactory/oracle", tmp_path / str(i), first_ids("retail", 8))
+            for i, model in enumerate(["envfactory/oracle", gold_playing(perturb)])]
+    records, expected = [], []
+    for log in logs:
+        for sample in log.samples or []:
+            score = next(iter(sample.scores.values()))
+            records.append({"domain": "retail", "task_id": sample.id,
+                            "termination_reason": score.metadata["termination_reason"],
+                            "messages": sample.store[TRAJECTORY_KEY], "extra": 1})
+            expected.append(score.value)
+    assert 0.0 in expected and 1.0 in expected
+    path = tmp_path / "conversations.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = CliRunner().invoke(app, ["tau2", "grade", str(path)])
+    assert result.exit_code == 0, result.output
+    graded = [json.loads(line) for line in result.output.splitlines()]
+    assert [g["reward"] for g in graded] == expected
+    assert [g["task_id"] for g in graded] == [r["task_id"] for r in records]
+    assert all(T2Message.model_validate(m) for r in records for m in r["messages"])
+
+
+def test_grade_cli_reports_bad_records(tmp_path: Path) -> None:
+    from envfactory.cli import app
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"domain": "retail", "task_id": "nope", "termination_reason": '
+                    '"user_stop", "messages": []}\n')
+    result = CliRunner().invoke(app, ["tau2", "grade", str(path)])
+    assert result.exit_code == 1 and "no task 'nope'" in result.output
