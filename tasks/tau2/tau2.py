@@ -16,18 +16,22 @@ from tasks._tau2.scoring import pass_hat_k, tau2_scorer
 
 
 def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,
-          epochs: int) -> Task:
+          epochs: int, solo: bool = False) -> Task:
     from envs.tau2 import data
 
     if mode not in ("default", "oracle_plan"):
         raise ValueError(f"unknown mode {mode!r}; use default or oracle_plan")
+    if solo and domain != "telecom":
+        raise ValueError("solo (no-user) mode exists upstream for telecom only")
     return Task(
         name=f"tau2_{domain}",
         dataset=load_dataset(domain, split),
-        solver=tau2_solver(domain, mode=mode, max_steps=max_steps, max_errors=max_errors),
+        solver=tau2_solver(domain, mode=mode, max_steps=max_steps, max_errors=max_errors,
+                           solo=solo),
         scorer=tau2_scorer(domain),
         epochs=Epochs(epochs, pass_hat_k()),
         metadata={"benchmark": "tau2", "domain": domain, "split": split, "mode": mode,
+                  "solo": solo,
                   **data.version_info()},
         version="1",
     )
@@ -49,6 +53,7 @@ def tau2_retail(split: str = "base", mode: str = "default", max_steps: int = 200
 
 @task
 def tau2_telecom(split: str = "base", mode: str = "default", max_steps: int = 200,
-                 max_errors: int = 10, epochs: int = 1) -> Task:
-    """τ² telecom (114 base tasks; the user acts on a simulated phone)."""
-    return _tau2("telecom", split, mode, max_steps, max_errors, epochs)
+                 max_errors: int = 10, epochs: int = 1, solo: bool = False) -> Task:
+    """τ² telecom (114 base tasks; the user acts on a simulated phone). `solo=true`: no
+    user; the agent gets the ticket, both toolkits and a `done` tool."""
+    return _tau2("telecom", split, mode, max_steps, max_errors, epochs, solo)
