@@ -14,6 +14,7 @@ import copy
 import importlib
 import inspect
 import json
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -70,12 +71,23 @@ def new_backend(class_name: str, scenario: Mapping[str, Any] | None, long_contex
     return instance
 
 
-def _instance_key(run_key: str, entry_id: str, class_name: str) -> str:
-    """The globals() key under which the official executor looks an instance up."""
+def _instance_keys(run_key: str, entry_id: str, class_name: str) -> tuple[str, str]:
+    """The globals() keys under which the official executor looks an instance up.
+
+    ≤2025.8.6.2: `{model}_{id}_{class.lower()}_instance`, "-./" → "_" in the model name;
+    V4 (2026.3.23): `{model}_{id}_{Class}_instance`, "-./:" → "_" in the whole key.
+    Instances are lent under both spellings, so either release finds them.
+    """
     mangled = run_key
     for ch in "-./:":
         mangled = mangled.replace(ch, "_")
-    return f"{mangled}_{entry_id}_{class_name.lower()}_instance"
+    v3 = f"{mangled}_{entry_id}_{class_name.lower()}_instance"
+    v4 = re.sub(r"[-./:]", "_", f"{run_key}_{entry_id}_{class_name}_instance")
+    return v3, v4
+
+
+def _instance_key(run_key: str, entry_id: str, class_name: str) -> str:
+    return _instance_keys(run_key, entry_id, class_name)[0]
 
 
 def forget_instances(run_key: str) -> int:
@@ -124,14 +136,21 @@ class BfclWorld:
 def _lent(instances: Mapping[str, Any], entry_id: str) -> Iterator[str]:
     run_key = new_run_key()
     g = vars(official_executor())
-    keys = {c: _instance_key(run_key, entry_id, c) for c in instances}
-    for c, key in keys.items():
-        g[key] = instances[c]
+    keys = {c: _instance_keys(run_key, entry_id, c) for c in instances}
+    for c, names in keys.items():
+        for key in names:
+            g[key] = instances[c]
     try:
         yield run_key
     finally:
-        for key in keys.values():
-            g.pop(key, None)
+        for names in keys.values():
+            for key in names:
+                g.pop(key, None)
+    if forget_instances(run_key):  # the executor built its own: it did not find ours
+        raise RuntimeError(
+            "bfcl-eval's executor did not use the lent backend instances; its instance "
+            "key format is not one envs.bfcl.environment knows"
+        )
 
 
 def _execute_official(

@@ -36,9 +36,14 @@ class BfclNotInstalled(RuntimeError):
     """bfcl-eval is missing; `make install` installs the pinned release."""
 
 
+# Importing `bfcl_eval.utils` (V4: also via `bfcl_eval.model_handler.utils`) creates
+# result/, score/, .file_locks/ under BFCL_PROJECT_ROOT (default: site-packages). Set it
+# before any bfcl_eval import, i.e. when this module is imported.
+os.environ.setdefault("BFCL_PROJECT_ROOT", str(Path.home() / ".cache" / "envfactory" / "bfcl"))
+
+
 @cache
 def _package_dir() -> Path:
-    os.environ.setdefault("BFCL_PROJECT_ROOT", str(Path.home() / ".cache" / "envfactory" / "bfcl"))
     try:
         import bfcl_eval
     except ImportError as e:  # pragma: no cover - exercised only without the package
@@ -110,9 +115,18 @@ def _backend_config() -> Any:
     raise BfclNotInstalled("CLASS_FILE_PATH_MAPPING not found in bfcl-eval")
 
 
+#: The eight backends of the v3 multi-turn categories. V4 also maps WebSearchAPI and
+#: MemoryAPI_kv/_vector/_rec_sum, which need packages outside the light install
+#: (html2text + SerpAPI, overrides, faiss, sentence-transformers) and no v3 entry uses.
+V3_BACKENDS = frozenset({
+    "GorillaFileSystem", "MathAPI", "MessageAPI", "TicketAPI", "TradingBot", "TravelAPI",
+    "TwitterAPI", "VehicleControlAPI",
+})
+
+
 def backend_classes() -> list[str]:
-    """Class names of the executable multi-turn backends of the installed release."""
-    return list(_backend_config().CLASS_FILE_PATH_MAPPING)
+    """Class names of the installed release's executable v3 multi-turn backends."""
+    return [c for c in _backend_config().CLASS_FILE_PATH_MAPPING if c in V3_BACKENDS]
 
 
 def class_module(class_name: str) -> str:

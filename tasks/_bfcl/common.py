@@ -12,12 +12,48 @@ from inspect_ai.util import JSONSchema
 
 from envs.bfcl import package
 
-__all__ = ["check_version", "dataset_metadata", "model_result", "official_tools",
-           "raw_tool_arguments"]
+__all__ = ["check_version", "dataset_metadata", "hint_applied_by_loader", "language_hint",
+           "model_result", "official_tools", "raw_tool_arguments"]
+
+
+def language_hint(functions: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
+    """The official language hint, applied in place: `model_handler.utils.
+    func_doc_language_specific_pre_processing` (≤2025.8.6.2), `bfcl_eval.utils.
+    _func_doc_language_specific_pre_processing` (V4)."""
+    try:
+        from bfcl_eval.model_handler.utils import (
+            func_doc_language_specific_pre_processing as hint,
+        )
+    except ImportError:
+        from bfcl_eval.utils import _func_doc_language_specific_pre_processing as hint
+    return hint(functions, category)  # type: ignore[no-any-return]
+
+
+def hint_applied_by_loader() -> bool:
+    """V4 adds the language hint once, at load time, to the initially offered functions
+    only (held-out docs are revealed without it); ≤2025.8.6.2 adds it at every
+    `_compile_tools`, in place."""
+    import bfcl_eval.model_handler.utils as handler_utils
+
+    return not hasattr(handler_utils, "func_doc_language_specific_pre_processing")
+
+
+def _openai_completions_style() -> Any:
+    """`ModelStyle.OpenAI_Completions` (model_handler.model_style, ≤2025.8.6.2) or
+    `ModelStyle.OPENAI_COMPLETIONS` (constants.enums, V4)."""
+    try:
+        from bfcl_eval.model_handler.model_style import ModelStyle
+
+        return ModelStyle.OpenAI_Completions
+    except ImportError:
+        from bfcl_eval.constants.enums import ModelStyle
+
+        return ModelStyle.OPENAI_COMPLETIONS
 
 
 def official_tools(
-    functions: list[dict[str, Any]], category: str, *, in_place: bool = False
+    functions: list[dict[str, Any]], category: str, *, in_place: bool = False,
+    hint: bool = True,
 ) -> list[ToolInfo]:
     """Tools exactly as bfcl-eval's OpenAI FC handler compiles them.
 
@@ -28,17 +64,13 @@ def official_tools(
     with the hint twice; multi-turn passes `in_place=True` to reproduce that.
     """
     from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
-    from bfcl_eval.model_handler.model_style import ModelStyle
-    from bfcl_eval.model_handler.utils import (
-        convert_to_tool,
-        func_doc_language_specific_pre_processing,
-    )
+    from bfcl_eval.model_handler.utils import convert_to_tool
 
     if not in_place:
         functions = copy.deepcopy(functions)
-    functions = func_doc_language_specific_pre_processing(functions, category)
-    style = getattr(ModelStyle, "OpenAI_Completions", None) or ModelStyle.OpenAI
-    converted = convert_to_tool(functions, GORILLA_TO_OPENAPI, style)
+    if hint:
+        functions = language_hint(functions, category)
+    converted = convert_to_tool(functions, GORILLA_TO_OPENAPI, _openai_completions_style())
     tools = []
     for item in converted:
         fn = item.get("function", item)

@@ -53,7 +53,13 @@ from harness.providers.script import (
     Script,
     parse_call,
 )
-from tasks._bfcl.common import model_result, official_tools, raw_tool_arguments
+from tasks._bfcl.common import (
+    hint_applied_by_loader,
+    language_hint,
+    model_result,
+    official_tools,
+    raw_tool_arguments,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -183,7 +189,10 @@ def bfcl_multi_turn_solver() -> Solver:
         held_out_names = {n for names in holdout.values() for n in names}
         all_docs = _functions_for(classes)
         functions = [d for d in all_docs if d["name"] not in held_out_names]
-        tools = official_tools(functions, category, in_place=True)
+        by_loader = hint_applied_by_loader()  # V4: hint once; held-out docs never
+        if by_loader:
+            functions = language_hint(functions, category)
+        tools = official_tools(functions, category, in_place=True, hint=not by_loader)
 
         world = BfclWorld(str(state.sample_id), meta["initial_config"], classes,
                           long_context="long_context" in category)
@@ -203,7 +212,7 @@ def bfcl_multi_turn_solver() -> Solver:
             if str(turn_idx) in holdout:
                 for name in holdout[str(turn_idx)]:
                     functions.extend(d for d in all_docs if d["name"] == name)
-                tools = official_tools(functions, category, in_place=True)
+                tools = official_tools(functions, category, in_place=True, hint=not by_loader)
                 turn_messages = [{"role": "user", "content": HOLDOUT_MESSAGE}]
             for m in turn_messages:
                 cls = ChatMessageSystem if m["role"] == "system" else ChatMessageUser

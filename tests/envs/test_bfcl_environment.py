@@ -48,6 +48,8 @@ def test_snapshot_round_trip_and_replay_equivalence(category: str) -> None:
     assert cached_instances() == []
 
 
+@pytest.mark.skipif(package.bfcl_version() != package.PINNED_VERSION,
+                    reason="the expected strings are those of the pinned release")
 def test_results_and_errors_are_the_official_strings() -> None:
     fs = BfclEnvironment("GorillaFileSystem", {"root": {"u": {"type": "directory", "contents": {
         "a.txt": {"type": "file", "content": "hello"}}}}})

@@ -57,6 +57,9 @@ def test_oracle_scores_every_entry_the_official_runner_can_pass(tmp_path: Path) 
     v = verdicts(log)
     assert len(v) == 800
     failed = sorted(i for i, ok in v.items() if not ok)
+    if package.data_prefix() == "BFCL_v4":  # 2026.3.23 fixed the entry below
+        assert failed == []
+        return
     # multi_turn_base_154 has 5 user turns but 6 ground-truth turns in bfcl-eval
     # 2025.8.6.2: the official runner records 5 turns and fails it as force_terminated
     # for every model (the raw checker alone would pass the gold).
