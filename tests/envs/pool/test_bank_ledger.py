@@ -4,11 +4,11 @@ ledger consistency, snapshot round-trips and a deterministic seed."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from envs.pool.bank_ledger import BankLedger
+from tests.envs.pool.helpers import fails, ok
 
 
 @pytest.fixture
@@ -16,19 +16,6 @@ def env() -> BankLedger:
     return BankLedger()
 
 
-def ok(env: BankLedger, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: BankLedger, tool: str, message: str, **args: Any) -> None:
-    """The call fails with `message` in its error and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert message in (result.error or ""), result.error
-    assert env.snapshot() == before
 
 
 def assert_ledger_consistent(env: BankLedger) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from envs.pool.calendar import Calendar
+from tests.envs.pool.helpers import fails, ok
 
 
 @pytest.fixture
@@ -16,19 +17,6 @@ def env() -> Calendar:
     return Calendar()
 
 
-def ok(env: Calendar, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: Calendar, tool: str, message: str, **args: Any) -> None:
-    """The call fails with `message` in its error and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert message in (result.error or ""), result.error
-    assert env.snapshot() == before
 
 
 def test_default_state_is_deterministic_and_rich() -> None:

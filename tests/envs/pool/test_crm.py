@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from envs.pool import pool_classes
 from envs.pool.crm import Crm
+from tests.envs.pool.helpers import fails_exactly as fails
+from tests.envs.pool.helpers import ok
 
 
 @pytest.fixture
@@ -16,19 +17,6 @@ def env() -> Crm:
     return Crm()
 
 
-def ok(env: Crm, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: Crm, tool: str, expected: str, **args: Any) -> None:
-    """The call fails with exactly `expected` and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert result.error == expected
-    assert env.snapshot() == before
 
 
 def test_registered_with_metadata() -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from envs.pool import pool_classes
 from envs.pool.expense_reports import ExpenseReports
+from tests.envs.pool.helpers import fails, ok
 
 
 @pytest.fixture
@@ -16,19 +16,6 @@ def env() -> ExpenseReports:
     return ExpenseReports()
 
 
-def ok(env: ExpenseReports, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: ExpenseReports, tool: str, expected: str, **args: Any) -> None:
-    """The call fails with `expected` in its message and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert expected in (result.error or ""), result.error
-    assert env.snapshot() == before
 
 
 def test_registered_with_metadata() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from envs.base import ToolError
 from envs.pool.package_registry import PackageRegistry, _key, _satisfies
+from tests.envs.pool.helpers import fails, ok
 
 
 @pytest.fixture
@@ -17,19 +18,6 @@ def env() -> PackageRegistry:
     return PackageRegistry()
 
 
-def ok(env: PackageRegistry, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: PackageRegistry, tool: str, expected: str, **args: Any) -> None:
-    """The call fails with `expected` in its error and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert expected in (result.error or ""), result.error
-    assert env.snapshot() == before
 
 
 @pytest.mark.parametrize(("version", "spec", "expected"), [

@@ -9,6 +9,8 @@ import pytest
 
 from envs.pool import pool_classes
 from envs.pool.team_chat import TeamChat
+from tests.envs.pool.helpers import fails_exactly as fails
+from tests.envs.pool.helpers import ok
 
 
 @pytest.fixture
@@ -16,19 +18,6 @@ def env() -> TeamChat:
     return TeamChat()
 
 
-def ok(env: TeamChat, tool: str, **args: Any) -> Any:
-    result = env.call(tool, args)
-    assert result.ok, result.error
-    return result.content
-
-
-def fails(env: TeamChat, tool: str, expected: str, **args: Any) -> None:
-    """The call fails with exactly `expected` and leaves the state untouched."""
-    before = env.snapshot()
-    result = env.call(tool, args)
-    assert not result.ok
-    assert result.error == expected
-    assert env.snapshot() == before
 
 
 def ids(items: list[dict[str, Any]]) -> list[str]:
