@@ -255,3 +255,12 @@ def doctor() -> None:
 
     for name, path in local_models.prepared_models().items():
         console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")
+    from envs.tau2 import data as tau2_data
+
+    root = tau2_data.data_dir()
+    present = (root / "domains").is_dir()
+    console.print(f"τ² {tau2_data.RELEASE} data: {root} "
+                  f"({'present' if present else 'missing: downloaded on first use'})")
+    tasks_dir = _task_dir() / "data"
+    counts = {p.stem: sum(1 for _ in p.open()) for p in sorted(tasks_dir.glob("*.jsonl"))}
+    console.print(f"EnvFactory tasks: {counts or 'not built (envfactory tasks build)'}")
