@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path("/work/shared/data/tau2")
+SHARED_DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "tau2"
 
 
 @pytest.fixture(scope="session", autouse=True)
