@@ -81,7 +81,7 @@ def tool(fn: F | None = None, *, write: bool = False) -> F | Callable[[F], F]:
 class _BoundTool:
     """A tool method with its argument model and schema, built once per class."""
 
-    def __init__(self, method: Callable[..., Any], write: bool) -> None:
+    def __init__(self, method: Callable[..., Any], write: bool, strict: bool = False) -> None:
         self.method_name = method.__name__
         self.write = write
         summary, arg_docs = _parse_docstring(inspect.getdoc(method) or "")
@@ -98,7 +98,7 @@ class _BoundTool:
             fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname)))
         self.arguments_model: type[BaseModel] = create_model(
             f"{method.__name__}_arguments",
-            __config__=ConfigDict(extra="forbid"),
+            __config__=ConfigDict(extra="forbid", strict=strict),
             **fields,
         )
         schema = self.arguments_model.model_json_schema()
@@ -154,6 +154,10 @@ class Environment:
     #: communication, health, developer); empty for benchmark ports.
     domain: ClassVar[str] = ""
     State: ClassVar[type[BaseModel]]
+    #: True: arguments must already have the declared types ("2" is not an int). Ports of
+    #: benchmarks that pass arguments to tools uncoerced set it, so a wrongly typed call
+    #: fails instead of silently succeeding where the benchmark's own code would not.
+    strict_arguments: ClassVar[bool] = False
     _tools: ClassVar[dict[str, _BoundTool]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -162,7 +166,7 @@ class Environment:
         for attr, value in inspect.getmembers(cls, inspect.isfunction):
             mark = getattr(value, _TOOL_MARK, None)
             if mark is not None:
-                tools[attr] = _BoundTool(value, mark["write"])
+                tools[attr] = _BoundTool(value, mark["write"], cls.strict_arguments)
         cls._tools = tools
 
     def __init__(self, state: BaseModel | Mapping[str, Any] | None = None) -> None:

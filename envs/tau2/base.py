@@ -22,6 +22,7 @@ class Tau2Environment(Environment):
     """A τ² toolkit; `requestor` says whose tools these are (agent or user side)."""
 
     requestor: ClassVar[Literal["assistant", "user"]] = "assistant"
+    strict_arguments = True  # upstream passes the model's arguments to tools unconverted
 
     def db_hash(self) -> str:
         """sha256 of the database as upstream hashes it (sorted keys, `default=str`)."""
