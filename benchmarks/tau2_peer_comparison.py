@@ -576,7 +576,7 @@ def _first_diff(ours: Any, theirs: Any, path: str = "") -> str:
         for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
             if a != b:
                 return _first_diff(a, b, f"{path}[{i}]")
-    return f"at {path or '/'}: ours {str(ours)[:40]!r}, theirs {str(theirs)[:40]!r}"
+    return f"at {path or '/'}: ours {repr(ours)[:40]}, theirs {repr(theirs)[:40]}"
 
 
 def tool_output_diffs(record: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -777,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks_hit = sorted({i for items in per_case.values() for i in items})
         console.print(escape(f"  {d}: " + ", ".join(
             f"{case} {len(items)}/{cell[(d, case)]['n']}" for case, items in per_case.items())))
-        console.print(escape(f"    tasks: {_ids(tasks_hit, 20)}"))
+        console.print(escape(f"    tasks: {_ids(tasks_hit, 8)}"))
     console.print("\n[bold]Environment cross-check: tool results that differ[/bold]")
     if not tool_diffs:
         console.print("none")
