@@ -28,7 +28,15 @@ the 114 `base` tasks) and grades each twice:
     each a `multi_scorer` reduced by `complete_if_all_complete`) gives the reward, and
     its component scorers (`score_communicated_info`; `evaluate_required_actions`,
     `env_assertions`) are called again for the diagnosis. `termination_reason` is not
-    passed: their port does not model it.
+    passed: their port does not model it;
+  - for the argument-typing cases (numeric_strings, ints_as_floats) the conversation is
+    replayed once more the way UPSTREAM executes calls, to say which side upstream agrees
+    with: each call goes straight to their toolkit method with the arguments unconverted
+    (upstream's `ToolKitBase.use_tool` -> `self.tools[name](**kwargs)`), any exception
+    becomes an error result, telecom syncs after each successful call (upstream
+    `Environment.get_response`), and their scorer grades that state. Their toolkits are
+    close adaptations of upstream's (same arithmetic; the oracle DB hashes below match
+    ours), so this stands in for upstream without installing it.
   The only thing the driver changes in their package is a memo on
   `inspect_evals.tau2.utils.uncompress_file` (the gzipped DBs are unpacked once into a
   private temp dir instead of into a new, never-deleted /tmp file on every load); it also
@@ -51,6 +59,8 @@ Conversation cases (each task where applicable; `n/a` otherwise):
   numeric_strings   oracle with every number in the gold calls' arguments sent as a JSON
                     string ("2.0" for 2.0), as a model sometimes does; upstream passes
                     arguments to the tool function as they are (no coercion)
+  ints_as_floats    oracle with every integer in the gold calls' arguments sent as a
+                    float (2 -> 2.0), which JSON allows and upstream also passes as is
   reordered_items   oracle with the (item, new item) pairs of multi-item retail calls
                     (item_ids/new_item_ids) listed in reverse order
   no_transfer       oracle without the transfer_to_human_agents call(s)
@@ -104,8 +114,10 @@ if str(ROOT) not in sys.path:
 DEFAULT_PEER_PYTHON = "/tmp/ievenv/bin/python"
 DOMAINS = ("airline", "retail", "telecom")
 CASES = ("oracle", "no_info", "split_info", "fragmented_info", "info_on_tool_call", "chat_only",
-         "wrong_arg", "numeric_strings", "reordered_items", "no_transfer", "transfer_by_user",
-         "max_steps", "too_many_errors", "errors_user_stop", "agent_error")
+         "wrong_arg", "numeric_strings", "ints_as_floats", "reordered_items", "no_transfer",
+         "transfer_by_user", "max_steps", "too_many_errors", "errors_user_stop", "agent_error")
+#: argument-typing cases: the driver also replays them the way upstream would (below)
+RAW_CASES = ("numeric_strings", "ints_as_floats")
 
 GREETING = "Hi! How can I help you today?"
 OPENER = "Hi, I need help with my request."
@@ -265,6 +277,52 @@ async def grade(rec):
         out["components"] = {"db": db, "communicate": communicated}
     return out
 
+async def grade_raw(rec):
+    """Upstream's execution of the same calls: unconverted arguments, straight to the
+    toolkit method; any exception is an error result; telecom syncs after success."""
+    domain = rec["domain"]
+    raw = RECORDS[domain][rec["task_id"]]
+    init_subtask_store(Store())
+    sample = TO_SAMPLE[domain](INSTANCE[domain])(raw)
+    state = TaskState(model=ModelName("none/none"), sample_id=sample.id, epoch=1,
+                      input=sample.input, messages=list(sample.input),
+                      target=Target(sample.target), metadata=sample.metadata)
+    if domain == "telecom":
+        state = await telecom_initializer()(state, None)
+    agent_history = [ChatMessageSystem(content="(agent system prompt)")]
+    errors = []
+    for m in rec["messages"][1:]:
+        calls = [ToolCall(id=c["id"], function=c["name"], arguments=c.get("arguments") or {})
+                 for c in (m.get("tool_calls") or [])]
+        text = m.get("content") or ""
+        if m["role"] == "assistant":
+            agent_history.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
+            if not calls:
+                state.messages.append(ChatMessageUser(content=text))
+        elif m["role"] == "user":
+            state.messages.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
+            if not calls:
+                agent_history.append(ChatMessageUser(content=text))
+        for c in calls:
+            if domain == "telecom":
+                env = get_environment()
+                kit = env.tools if m["role"] == "assistant" else env.user_tools
+            else:
+                env, kit = None, (get_airline_tools() if domain == "airline"
+                                  else get_retail_tools())
+            method = getattr(kit, c.function, None)
+            if method is None:  # calculate / transfer: not toolkit methods, no state
+                continue
+            try:
+                method(**c.arguments)
+                if env is not None:
+                    env.sync_tools()
+            except Exception as e:
+                errors.append(f"{c.function}: {type(e).__name__}: {e}"[:160])
+    store_as(StoredAgentState, INSTANCE[domain]).messages = agent_history
+    total = await SCORER[domain]()(state, Target(sample.target))
+    return {"reward_raw": 1.0 if passed(total) else 0.0, "raw_errors": errors}
+
 async def main(inp, outp):
     with open(inp, encoding="utf-8") as fin, open(outp, "w", encoding="utf-8") as fout:
         for line in fin:
@@ -274,6 +332,8 @@ async def main(inp, outp):
                 # around every tool call; logging only, and most of the run time
                 with suspend_store_events():
                     out = await grade(rec)
+                    if rec.get("raw_emulation"):
+                        out.update(await grade_raw(rec))
             except Exception as e:
                 out = {"key": rec["key"], "reward": None,
                        "error": f"{type(e).__name__}: {e}",
@@ -372,6 +432,16 @@ def _mutate(arguments: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
     return None
 
 
+def _ints_as_floats(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _ints_as_floats(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_ints_as_floats(v) for v in node]
+    if isinstance(node, int) and not isinstance(node, bool):
+        return float(node)
+    return node
+
+
 def _numbers_as_strings(node: Any) -> Any:
     if isinstance(node, dict):
         return {k: _numbers_as_strings(v) for k, v in node.items()}
@@ -409,12 +479,14 @@ def build_case(domain: str, task: Any, case: str) -> dict[str, Any] | None:
         mutated, what = _mutate(actions[i].arguments)  # type: ignore[misc]
         note = f"{actions[i].action_id} {actions[i].name} {what}"
         actions[i] = actions[i].model_copy(update={"arguments": mutated})
-    if case == "numeric_strings":
-        changed = [a.model_copy(update={"arguments": _numbers_as_strings(a.arguments)})
-                   for a in actions]
-        if changed == actions:
+    if case in RAW_CASES:
+        convert = _numbers_as_strings if case == "numeric_strings" else _ints_as_floats
+        changed = [a.model_copy(update={"arguments": convert(a.arguments)}) for a in actions]
+        # compared as JSON: 2 == 2.0 in Python, but not as a tool argument
+        touched = [a for a, b in zip(actions, changed, strict=True)
+                   if json.dumps(a.arguments) != json.dumps(b.arguments)]
+        if not touched:
             return None
-        touched = [a for a, b in zip(actions, changed, strict=True) if a != b]
         note = "; ".join(f"{a.action_id} {a.name}" for a in touched)
         changed_tools = sorted({a.name for a in touched})
         actions = changed
@@ -467,7 +539,8 @@ def build_case(domain: str, task: Any, case: str) -> dict[str, Any] | None:
         s.say("user", STOP)
     return {"domain": domain, "task_id": task.id, "case": case, "note": note,
             "termination_reason": termination, "messages": s.messages,
-            "our_db_hash": list(s.world.db_hashes()), "changed": changed_tools}
+            "our_db_hash": list(s.world.db_hashes()), "changed": changed_tools,
+            "raw_emulation": case in RAW_CASES}
 
 
 # --------------------------------------------------------------------------------------
@@ -502,15 +575,6 @@ CAUSES = {
                           "turn, flipped to the user",
     "action_requestor": "ACTION: upstream/ours match a gold action against tool calls of "
                         "either side; the peer only against the gold requestor's own calls",
-    "numeric_strings/upstream_raises": "numbers sent as strings: ours coerces them (lax "
-        "pydantic validation of tool arguments in envs.base.Environment.call) and the "
-        "write succeeds; the peer rejects the call (Inspect validates tool input against "
-        "the JSON schema); upstream passes arguments raw and this tool raises TypeError "
-        "(str in arithmetic) -> upstream agrees with the PEER here",
-    "numeric_strings/upstream_coerces": "numbers sent as strings, send_certificate only: "
-        "ours coerces and succeeds, the peer rejects the call; upstream passes the string "
-        "raw into the pydantic Certificate model, which coerces it -> upstream agrees with "
-        "OURS here",
     "stale_variant": "modify_pending_order_items with the item pairs reordered: upstream "
                      "(and the peer) set every modified item's price/options from the LAST "
                      "new variant (stale loop variable), so the order changes the DB; ours "
@@ -518,17 +582,13 @@ CAUSES = {
 }
 
 
-#: gold tools whose upstream code survives a numeric argument given as a string: the
-#: value only reaches a pydantic model (airline `send_certificate` -> `Certificate(amount=
-#: ...)`). The others do arithmetic with it first and raise TypeError: airline
-#: `book_reservation` (`50 * nonfree_baggages`), `update_reservation_baggages`
-#: (`nonfree_baggages - reservation.nonfree_baggages`), telecom `refuel_data`
-#: (`gb_amount <= 0`).
-UPSTREAM_COERCES = {"send_certificate"}
+TYPING = ("argument typing ({case}: {what}): ours validates tool arguments with pydantic "
+          "(envs.base.Environment.call), the peer with Inspect's JSON-schema check of tool "
+          "input; upstream passes them unconverted to the tool code -> upstream (emulated) "
+          "agrees with {side}")
 
 
-def classify(domain: str, case: str, ours: dict[str, Any], theirs: dict[str, Any],
-             changed: Iterable[str] = ()) -> str:
+def classify(domain: str, case: str, ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     if theirs.get("reward") is None:
         return f"peer raised {theirs.get('error', '?').split(':')[0]}"
     if ours["zeroed_by_termination"] and theirs["reward"] == 1.0:
@@ -546,9 +606,11 @@ def classify(domain: str, case: str, ours: dict[str, Any], theirs: dict[str, Any
             differing.append("db")
         if ours["communicate"] != comp.get("communicate"):
             differing.append("communicate")
-    if differing and case == "numeric_strings":
-        raw_ok = set(changed) <= UPSTREAM_COERCES
-        return f"numeric_strings/upstream_{'coerces' if raw_ok else 'raises'}"
+    if case in RAW_CASES:
+        up = theirs.get("reward_raw")
+        side = ("ours" if up == ours["reward"] else "peer" if up == theirs["reward"]
+                else "neither")
+        return f"typing:{case}:upstream_agrees_with_{side}"
     if differing == ["db"] and case == "reordered_items":
         return "stale_variant"
     if differing == ["communicate"] and case == "info_on_tool_call":
@@ -597,6 +659,16 @@ def tool_output_diffs(record: dict[str, Any], theirs: dict[str, Any]) -> list[st
             out.append(f"{names.get(r['id'])}: content differs "
                        f"({_first_diff(_norm(mine['content']), _norm(r['content']))})")
     return out
+
+
+def describe(cause: str) -> str:
+    if cause.startswith("typing:"):
+        _, case, side = cause.split(":")
+        side = side.removeprefix("upstream_agrees_with_")
+        what = "numbers as strings" if case == "numeric_strings" else "integers as floats"
+        return TYPING.format(case=case, what=what,
+                             side={"ours": "OURS", "peer": "the PEER"}.get(side, side))
+    return CAUSES.get(cause, cause)
 
 
 def _ids(ids: list[str], limit: int = 12) -> str:
@@ -707,6 +779,9 @@ def main(argv: list[str] | None = None) -> int:
     tool_diffs: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     tool_diff_example: dict[tuple[str, str], str] = {}
     hash_diffs: dict[tuple[str, str], list[str]] = defaultdict(list)
+    typing_cells: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    ours_vs_upstream: dict[tuple[str, str], list[str]] = defaultdict(list)
+    raw_error_example: dict[tuple[str, str], str] = {}
     for r in records:
         key, d, case = r["key"], r["domain"], r["case"]
         o, t = ours[key], theirs.get(key, {"reward": None, "error": "no result"})
@@ -719,12 +794,24 @@ def main(argv: list[str] | None = None) -> int:
             c["agree"] += 1
         else:
             c["disagree"] += 1
-            cause = classify(d, case, o, t, r.get("changed", ()))
+            cause = classify(d, case, o, t)
             by_cause[cause][(d, case)].append(r["task_id"])
             peer_says = (t.get("explanation") or t.get("error") or "")[:160]
             examples.setdefault(cause, f"{key}: ours {o['reward']}, theirs {t.get('reward')}"
                                 + (f" [{r['note']}]" if r["note"] else "")
                                 + f" — peer: {peer_says!r}")
+        if "reward_raw" in t:
+            up = typing_cells[(d, case)]
+            up["n"] += 1
+            up["ours_eq_upstream"] += o["reward"] == t["reward_raw"]
+            up["peer_eq_upstream"] += t.get("reward") == t["reward_raw"]
+            up["upstream_1"] += t["reward_raw"] == 1.0
+            if o["reward"] != t["reward_raw"]:
+                ours_vs_upstream[(d, case)].append(
+                    f"{r['task_id']} [{', '.join(r['changed'])}: ours {o['reward']:.0f}, "
+                    f"upstream {t['reward_raw']:.0f}]")
+                raw_error_example.setdefault((d, case), "; ".join(t.get("raw_errors") or [])
+                                             or "no upstream error")
         if t.get("db_hash") is not None:
             which = [name for name, mine, their in zip(("agent DB", "user DB"), r["our_db_hash"],
                                                        t["db_hash"], strict=True)
@@ -758,13 +845,25 @@ def main(argv: list[str] | None = None) -> int:
         console.print("none")
     for cause, cells in sorted(by_cause.items(), key=lambda kv: -sum(map(len, kv[1].values()))):
         total = sum(map(len, cells.values()))
-        console.print(f"\n[bold]{escape(CAUSES.get(cause, cause))}[/bold] — "
+        console.print(f"\n[bold]{escape(describe(cause))}[/bold] — "
                       f"{total} conversation(s)")
         console.print(escape(f"  example: {examples[cause]}"))
         for (d, case), ids in sorted(cells.items()):
             n = cell[(d, case)]["n"]
             shown = f"all {n} applicable tasks" if len(ids) == n else _ids(ids)
             console.print(escape(f"  {d}/{case} ({len(ids)}/{n}): {shown}"))
+
+    console.print("\n[bold]Argument-typing cases vs upstream execution[/bold] (emulated: "
+                  "unconverted arguments straight to the peer's toolkit methods)")
+    if not typing_cells:
+        console.print("none run")
+    for (d, case), up in sorted(typing_cells.items()):
+        console.print(escape(f"  {d}/{case}: n {up['n']}, upstream=1 {up['upstream_1']}, "
+                             f"ours==upstream {up['ours_eq_upstream']}, "
+                             f"peer==upstream {up['peer_eq_upstream']}"))
+        if ours_vs_upstream.get((d, case)):
+            console.print(escape(f"    ours != upstream: {_ids(ours_vs_upstream[(d, case)], 8)}"))
+            console.print(escape(f"    upstream errors e.g.: {raw_error_example[(d, case)][:200]}"))
 
     console.print("\n[bold]Environment cross-check: final DB hashes that differ "
                   "(ours vs theirs, after the same calls)[/bold]")
@@ -805,6 +904,8 @@ def main(argv: list[str] | None = None) -> int:
                                   ("n", "agree", "disagree", "ours_1", "theirs_1", "peer_error")}
                   for d in domains for case in cases if (d, case) in cell},
         "causes": {cause: sum(map(len, cells.values())) for cause, cells in by_cause.items()},
+        "upstream_emulated": {f"{d}/{case}": dict(up) for (d, case), up in
+                              sorted(typing_cells.items())},
         "db_hash_diffs": {f"{d}/{case}": len(v) for (d, case), v in sorted(hash_diffs.items())},
         "tool_result_diffs": {f"{d}/{case}": sum(v.values())
                               for (d, case), v in sorted(tool_diffs.items())},
