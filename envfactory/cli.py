@@ -199,7 +199,7 @@ def models_prepare(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
 ) -> None:
     """Convert a packaged local model for `--model hf/local -M model_path=DIR`; print DIR."""
-    from harness import local_models
+    from training import local_models
 
     try:
         path = local_models.prepare(name, out, force=force)
@@ -251,7 +251,7 @@ def doctor() -> None:
         )
     except package.BfclNotInstalled as e:
         console.print(f"[red]BFCL: {e}[/red]")
-    from harness import local_models
+    from training import local_models
 
     for name, path in local_models.prepared_models().items():
         console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")
