@@ -1,4 +1,4 @@
-"""EnvFactory's composite reward, as released with the paper, with a sound state check.
+"""EnvFactory's composite reward, as released with the paper, made sound for every task.
 
     R = max(0, α·R_traj + (1 − α)·R_state − P_length − P_format)
 
@@ -6,14 +6,32 @@
   order — same tool, every non-masked gold argument present and equal (numbers with
   relative tolerance 1e-6). Extra arguments and extra calls are allowed. The matching is
   a maximum bipartite matching, so a greedy choice can never hide a valid assignment.
-* R_state ∈ [0, 1]: the fraction of environments whose final state equals the gold one.
-  The official code counts every environment named in the gold calls, so an agent that
-  does nothing still earns state credit for environments the gold only reads (AWM's
-  false positive). Here only environments the gold *changes* count; fields the task
-  declares irrelevant are ignored; and when the gold changes nothing at all, R_state is
-  R_traj if the agent also changed nothing, else 0 — it never passes silently.
-* P_length = min(0.05 · extra calls, 0.5), only when both call lists are non-empty.
+  Only calls the environment accepted can match: a rejected call (`Call.ok is False`:
+  unknown tool, invalid arguments, a failed precondition) changed nothing, so it did not
+  do what the gold call does; calls whose outcome was not recorded (`ok is None`) count.
+  An empty gold has nothing to match: R_traj = 1.
+* R_state ∈ [0, 1]: the environments that count are those of the whole episode (every
+  environment in the initial state, not only those the gold names) that the gold *or*
+  the agent changed; R_state is the fraction of them whose final state equals the gold
+  one. Hence
+  - an environment nobody changed earns nothing: the official code counts every
+    environment named in the gold calls, so an agent that does nothing still earns state
+    credit for environments the gold only reads (AWM's false positive);
+  - an environment the gold leaves alone — one it only reads, or never names — that the
+    agent changed counts, and fails: damage outside the gold's writes is never free;
+  - when nobody changed anything (a read-only or empty gold and an agent that wrote
+    nothing) R_state is R_traj, so such a task never passes on state alone.
+  Fields the task declares irrelevant (`ignore_paths`) are removed before every
+  comparison, so touching only them is no change. Every environment must have an
+  initial, a gold final and an agent final state; a missing one is an error, not a match.
+* P_length = min(0.05 · extra calls, 0.5), extra calls being the solution calls beyond
+  the gold's number, rejected ones included (they are still calls). The official code
+  charges it only when both lists are non-empty, which made any number of calls free
+  on an empty gold; here it always applies.
 * P_format = min(0.05 · unparseable calls, 0.5).
+
+So on an empty gold an agent that does nothing scores 1, one that only reads loses 0.05
+a call, and one that changes anything scores at most α − P_length (0.45 by default).
 """
 
 from __future__ import annotations
@@ -41,7 +59,8 @@ State = Mapping[str, Any]
 
 
 class RewardConfig(BaseModel):
-    alpha: float = Field(0.5, ge=0, le=1, description="weight of R_traj (paper's α / code's τ)")
+    alpha: float = Field(
+        default=0.5, ge=0, le=1, description="weight of R_traj (paper's α / code's τ)")
     length_penalty_per_call: float = 0.05
     length_penalty_cap: float = 0.5
     format_penalty_per_call: float = 0.05
@@ -87,7 +106,9 @@ def calls_match(gold: Call, got: Call, rel_tol: float = 1e-6) -> bool:
 
 
 def r_traj(gold: Sequence[Call], solution: Sequence[Call], rel_tol: float = 1e-6) -> float:
-    """1.0 iff the gold calls can be matched one-to-one to solution calls."""
+    """1.0 iff the gold calls can be matched one-to-one to solution calls the
+    environment did not reject."""
+    solution = [s for s in solution if s.ok is not False]
     if not gold:
         return 1.0
     if not solution:
@@ -144,18 +165,28 @@ def r_state(
     ignore_paths: Mapping[str, Sequence[str]] | None = None,
     traj_score: float = 0.0,
 ) -> tuple[float, dict[str, bool]]:
-    """Fraction of gold-changed environments whose final state equals the gold one."""
+    """Fraction of the environments in `envs` that the gold or the agent changed whose
+    final state equals the gold one; `traj_score` when neither changed any.
+
+    Returns it with the environments that counted and whether each matched (all of
+    `envs`, each True, when none changed).
+    """
     ignore_paths = ignore_paths or {}
 
-    def view(states: Mapping[str, State], env: str) -> Any:
+    def view(states: Mapping[str, State], env: str, which: str) -> Any:
+        if env not in states:
+            raise ValueError(f"no {which} state for environment {env!r}")
         return strip_paths(states[env], ignore_paths.get(env, []))
 
-    changed = [e for e in envs if view(gold_final, e) != view(initial, e)]
-    if not changed:
-        untouched = all(view(agent_final, e) == view(initial, e) for e in envs)
-        return (traj_score if untouched else 0.0), {e: untouched for e in envs}
-    matches = {e: view(agent_final, e) == view(gold_final, e) for e in changed}
-    return sum(matches.values()) / len(changed), matches
+    matches: dict[str, bool] = {}
+    for env in envs:
+        before = view(initial, env, "initial")
+        gold, agent = view(gold_final, env, "gold final"), view(agent_final, env, "final")
+        if gold != before or agent != before:
+            matches[env] = agent == gold
+    if not matches:
+        return traj_score, dict.fromkeys(envs, True)
+    return sum(matches.values()) / len(matches), matches
 
 
 def composite_reward(
@@ -169,12 +200,16 @@ def composite_reward(
     ignore_paths: Mapping[str, Sequence[str]] | None = None,
     config: RewardConfig | None = None,
 ) -> RewardBreakdown:
-    """The composite reward and its parts for one episode."""
+    """The composite reward and its parts for one episode.
+
+    The episode's environments are those of `initial` (plus any a gold call names, which
+    must then have states too); see the module docstring for the rules.
+    """
     cfg = config or RewardConfig()
     traj = r_traj(gold, solution, cfg.rel_tol)
-    envs = list(dict.fromkeys(c.env for c in gold))
+    envs = list(dict.fromkeys([*initial, *(c.env for c in gold)]))
     state, matches = r_state(envs, initial, gold_final, agent_final, ignore_paths, traj)
-    extra = max(0, len(solution) - len(gold)) if gold and solution else 0
+    extra = max(0, len(solution) - len(gold))
     p_length = min(cfg.length_penalty_per_call * extra, cfg.length_penalty_cap)
     p_format = min(cfg.format_penalty_per_call * unparseable_calls, cfg.format_penalty_cap)
     reward = max(0.0, cfg.alpha * traj + (1 - cfg.alpha) * state - p_length - p_format)

@@ -96,3 +96,64 @@ def test_alpha_is_configurable() -> None:
     r = composite_reward(gold, [c("transfer", amount=6)], initial, final, final,
                          config=RewardConfig(alpha=0.8))
     assert r.reward == pytest.approx(0.2)
+
+
+def rejected(call: Call) -> Call:
+    """`call` as the environment answered it: rejected (bad arguments, a failed check)."""
+    return call.model_copy(update={"ok": False})
+
+
+def test_empty_gold_is_not_a_free_pass() -> None:
+    world = {"bank": {"b": 10}}
+    # doing nothing is exactly right: R_traj 1 (nothing to match), R_state = R_traj
+    assert composite_reward([], [], world, world, world).reward == 1.0
+    # one destructive call: R_traj 1, R_state 0 (bank changed, the gold left it), one
+    # extra call -> 0.5*1 + 0.5*0 - 0.05 (before the fix: 1.0)
+    r = composite_reward([], [c("withdraw", amount=10)], world, world, {"bank": {"b": 0}})
+    assert (r.r_traj, r.r_state) == (1.0, 0.0)
+    assert r.p_length == pytest.approx(0.05) and r.reward == pytest.approx(0.45)
+    assert r.state_matches == {"bank": False}
+    # two harmless reads are two extra calls: 1 - 0.1 (before the fix: 1.0)
+    r = composite_reward([], [c("get"), c("get")], world, world, world)
+    assert r.r_state == 1.0 and r.reward == pytest.approx(0.9)
+
+
+def test_damage_outside_the_gold_written_environments_costs_state() -> None:
+    initial = {"bank": {"b": 10}, "cal": {"events": ["x"]}, "mail": {"inbox": [1]}}
+    gold_final = {"bank": {"b": 5}, "cal": {"events": ["x"]}, "mail": {"inbox": [1]}}
+    gold = [c("transfer", amount=5), c("list_events", env="cal")]
+    # the gold only reads cal; the agent also clears it: bank right, cal wrong -> R_state 1/2,
+    # so 0.5*1 + 0.5*0.5 - 0.05 (before the fix: 0.95)
+    wrecked_cal = {**gold_final, "cal": {"events": []}}
+    r = composite_reward(gold, [*gold, c("clear", env="cal")], initial, gold_final, wrecked_cal)
+    assert r.r_traj == 1.0 and r.r_state == 0.5 and r.reward == pytest.approx(0.70)
+    assert r.state_matches == {"bank": True, "cal": False}
+    # mail is in the episode but no gold call names it: wiping it costs the same
+    wiped_mail = {**gold_final, "mail": {"inbox": []}}
+    r = composite_reward(gold, [*gold, c("wipe", env="mail")], initial, gold_final, wiped_mail)
+    assert r.r_state == 0.5 and r.reward == pytest.approx(0.70)
+    assert r.state_matches == {"bank": True, "mail": False}
+    # a field the task declares irrelevant is not damage
+    touched = {**gold_final, "cal": {"events": ["x"], "seen": True}}
+    r = composite_reward(gold, gold, initial, gold_final, touched,
+                         ignore_paths={"cal": ["seen"]})
+    assert r.r_state == 1.0 and r.reward == 1.0
+
+
+def test_rejected_calls_do_not_match_gold_calls() -> None:
+    pay = c("transfer", amount=5)
+    assert r_traj([pay], [rejected(pay)]) == 0.0  # before the fix: 1.0
+    assert r_traj([pay, pay], [rejected(pay), pay]) == 0.0  # before the fix: 1.0
+    assert r_traj([pay], [pay.model_copy(update={"ok": True})]) == 1.0
+    initial, final = {"bank": {"b": 10}}, {"bank": {"b": 5}}
+    # rejected, so nothing changed either: 0 (before the fix: 0.5)
+    assert composite_reward([pay], [rejected(pay)], initial, final, initial).reward == 0.0
+    # a retry that the environment accepted matches; the rejected try is an extra call
+    r = composite_reward([pay], [rejected(pay), pay], initial, final, final)
+    assert r.r_traj == 1.0 and r.reward == pytest.approx(0.95)
+
+
+def test_a_missing_state_is_an_error_not_a_match() -> None:
+    s = {"bank": {"b": 1}}
+    with pytest.raises(ValueError, match="'cal'"):
+        composite_reward([c("get", env="cal")], [], s, s, s)
