@@ -1,11 +1,23 @@
-"""Where a sample's tool calls run: in-process, or through MCP servers.
+"""Where an episode's tool calls run: one protocol, four implementations.
 
-Both backends expose the same thing to a solver — the qualified tools of a `World`
-(`env-tool`), an async `call`, and the final snapshots — so a task can switch
-transport with one option and the two give identical results on the same calls.
-The MCP backend starts one `envfactory env serve NAME` stdio server per environment
-per sample (EnvFactory's approach) through Inspect's `mcp_server_stdio`, sets the
-start state with `load_scenario` and reads the end state with `save_scenario`.
+The episode loop (`harness.episode`) sees only `ToolBackend`: the tools each role is
+offered, `call(name, arguments, role)` returning an `Observation` (the exact text that
+role's model is shown, plus whether the call succeeded), and `snapshot()` of the world.
+
+* `InProcessBackend` — the environments of a `World` in this process, qualified
+  `env-tool` names (the EnvFactory tasks, QueryGen rollouts).
+* `RequestorBackend` — τ²-style worlds where the agent and the user each have their own
+  toolkit; a role may be offered the other side's tools (τ² solo), which then run on
+  their owner's side.
+* `BfclBackend` — BFCL's backends run by bfcl-eval's own executor, whose result
+  strings are the model's tool messages byte for byte.
+* `McpBackend` — any MCP servers (a command over stdio, an HTTP URL, or a command in an
+  Inspect sandbox); `McpBackend.for_environments` serves our own environments with
+  `envfactory env serve`, one process per environment per sample.
+
+Every backend executes only the tools it offered (a server's `load_scenario` is not
+the model's to call) and answers anything else with `unknown_tool`'s wording.
+Schemas reach the model whole: `$ref`/`$defs` are inlined (`inline_refs`).
 """
 
 from __future__ import annotations
@@ -13,21 +25,89 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from inspect_ai.tool import ToolDef, ToolError, ToolInfo, ToolParams, mcp_server_stdio
+from inspect_ai.tool import (
+    MCPServer,
+    ToolDef,
+    ToolError,
+    ToolInfo,
+    ToolParams,
+    mcp_server_http,
+    mcp_server_sandbox,
+    mcp_server_stdio,
+)
 from inspect_ai.util import JSONSchema
+from pydantic import BaseModel
 
 from envs.base import ToolResult, ToolSpec
 from envs.world import World, qualify, split_name
+from harness.trajectory import Role
 
-__all__ = ["InProcessBackend", "McpBackend", "ToolBackend", "tool_info"]
+__all__ = [
+    "BfclBackend",
+    "InProcessBackend",
+    "McpBackend",
+    "McpServerSpec",
+    "Observation",
+    "RequestorBackend",
+    "ToolBackend",
+    "inline_refs",
+    "tool_info",
+    "unknown_tool",
+]
+
+SCENARIO_TOOLS = ("load_scenario", "save_scenario")
+
+
+class Observation(BaseModel):
+    """What one tool call gave: the text its caller's model is shown, and success."""
+
+    text: str
+    ok: bool
+    content: Any = None
+
+
+def unknown_tool(name: object, available: Sequence[str]) -> str:
+    """The one wording for a call to a tool the caller was not offered."""
+    return f"Unknown tool {name!r}. Available tools: {', '.join(sorted(available))}."
+
+
+def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` (`#/$defs/X`) replaced by its definition.
+
+    Pydantic puts nested models and enums in `$defs`; tool schemas are sent to models as
+    a properties map, where a `$ref` would point nowhere. Sibling keys of a `$ref`
+    (a field's description) are kept over the definition's; titles are dropped.
+    """
+    defs = dict(schema.get("$defs", {}))
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(n, seen) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            key = ref.removeprefix("#/$defs/")
+            if key in seen:
+                raise ValueError(f"recursive schema definition {key!r} cannot be inlined")
+            if key not in defs:
+                raise ValueError(f"schema refers to undefined {ref!r}")
+            merged = {**walk(defs[key], (*seen, key)),
+                      **{k: walk(v, seen) for k, v in node.items() if k != "$ref"}}
+            merged.pop("title", None)
+            return merged
+        return {k: walk(v, seen) for k, v in node.items() if k not in ("$defs", "title")}
+
+    return dict(walk(dict(schema), ()))
 
 
 def tool_info(name: str, spec: ToolSpec) -> ToolInfo:
-    params = spec.parameters
+    """The Inspect tool a model is offered for one environment tool (refs inlined)."""
+    params = inline_refs(spec.parameters)
     return ToolInfo(
         name=name,
         description=spec.description,
@@ -39,8 +119,12 @@ def tool_info(name: str, spec: ToolSpec) -> ToolInfo:
     )
 
 
+def _result_text(result: ToolResult) -> str:
+    return result.text()
+
+
 class ToolBackend:
-    """Interface: async context manager with tools, call and snapshot."""
+    """The protocol: an async context manager offering tools per role."""
 
     async def __aenter__(self) -> ToolBackend:
         return self
@@ -49,88 +133,222 @@ class ToolBackend:
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         return None
 
-    def tools(self) -> list[ToolInfo]:
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
         raise NotImplementedError
 
-    async def call(self, qualified: str, arguments: Mapping[str, Any]) -> ToolResult:
+    def requestor(self, role: Role, name: str) -> Role:
+        """Whose toolkit runs `role`'s call of `name` (its own, unless told otherwise)."""
+        return role
+
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
         raise NotImplementedError
 
-    async def snapshot(self) -> dict[str, dict[str, Any]]:
+    async def snapshot(self) -> dict[str, dict[str, Any]] | None:
+        """The world's state, for the record; None where the benchmark keeps none
+        (τ²'s DBs are megabytes and its reward replays the calls instead)."""
         raise NotImplementedError
+
+
+def _observe(result: ToolResult, render: Callable[[ToolResult], str]) -> Observation:
+    return Observation(text=render(result), ok=result.ok,
+                       content=result.content if result.ok else None)
 
 
 class InProcessBackend(ToolBackend):
-    def __init__(self, envs: list[str], states: Mapping[str, Mapping[str, Any]]) -> None:
+    """The environments of one `World`, in this process, under qualified names."""
+
+    def __init__(self, envs: list[str], states: Mapping[str, Mapping[str, Any]],
+                 render: Callable[[ToolResult], str] = _result_text) -> None:
         self.world = World(envs, states)
+        self.render = render
+        self._infos = [tool_info(name, spec) for name, spec in self.world.tools()]
+        self._offered = {info.name for info in self._infos}
 
-    def tools(self) -> list[ToolInfo]:
-        return [tool_info(name, spec) for name, spec in self.world.tools()]
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
+        return self._infos if role == "assistant" else []
 
-    async def call(self, qualified: str, arguments: Mapping[str, Any]) -> ToolResult:
-        return self.world.call_qualified(qualified, arguments)
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
+        if role != "assistant" or name not in self._offered:
+            return _observe(ToolResult(ok=False, error=unknown_tool(name, self._offered)),
+                            self.render)
+        return _observe(self.world.call_qualified(name, arguments), self.render)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
         return self.world.snapshot()
 
 
-class McpBackend(ToolBackend):
-    """One `envfactory env serve` stdio process per environment, for this sample only."""
+class RequestorBackend(ToolBackend):
+    """Two toolkits, the agent's and the user's, on a world that executes by requestor.
 
-    def __init__(self, envs: list[str], states: Mapping[str, Mapping[str, Any]]) -> None:
-        self.states = states
-        self.servers = {
-            env: mcp_server_stdio(name=env, command=sys.executable,
-                                  args=["-m", "envfactory", "env", "serve", env])
-            for env in envs
-        }
+    `execute(requestor, name, arguments)` runs a call on that side (and whatever coupling
+    the world does after it); `offered[role]` lists `(ToolInfo, owner)` for each tool a
+    role may call. A name the role was not offered runs on the role's own side, so the
+    environment answers it with its own unknown-tool error, as the benchmark does.
+    """
+
+    def __init__(self, execute: Callable[[Role, str, Mapping[str, Any]], ToolResult],
+                 offered: Mapping[Role, Sequence[tuple[ToolInfo, Role]]],
+                 snapshot: Callable[[], dict[str, dict[str, Any]]] | None = None,
+                 render: Callable[[ToolResult], str] = _result_text) -> None:
+        self._execute = execute
+        self._offered = {role: list(items) for role, items in offered.items()}
+        self._owner = {role: {info.name: owner for info, owner in items}
+                       for role, items in self._offered.items()}
+        self._snapshot = snapshot
+        self.render = render
+
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
+        return [info for info, _ in self._offered.get(role, [])]
+
+    def requestor(self, role: Role, name: str) -> Role:
+        return self._owner.get(role, {}).get(name, role)
+
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
+        return _observe(self._execute(self.requestor(role, name), name, arguments),
+                        self.render)
+
+    async def snapshot(self) -> dict[str, dict[str, Any]] | None:
+        return self._snapshot() if self._snapshot is not None else None
+
+
+class BfclBackend(ToolBackend):
+    """BFCL's backends of one entry, executed by bfcl-eval's own executor.
+
+    The executor runs every decoded call, offered or not (functions held out until a
+    later turn still execute, as in the official runner), and its result string —
+    including `Error during execution: ...` — is the tool message.
+    """
+
+    ERROR_PREFIX = "Error during execution: "
+
+    def __init__(self, world: Any, tools: Callable[[], list[ToolInfo]]) -> None:
+        self.world = world
+        self._tools = tools
+
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
+        return self._tools() if role == "assistant" else []
+
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
+        from envs.bfcl.environment import call_string
+
+        (text,) = self.world.execute([call_string(name, arguments)])
+        return Observation(text=text, ok=not text.startswith(self.ERROR_PREFIX))
+
+    async def snapshot(self) -> dict[str, dict[str, Any]]:
+        return {c: env.snapshot() for c, env in self.world.envs.items()}
+
+
+class McpServerSpec(BaseModel):
+    """One MCP server of an episode: a command (stdio, optionally inside an Inspect
+    sandbox) or a streamable-HTTP URL. `tools` limits what the model is offered."""
+
+    name: str
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    sandbox: str | None = None
+    tools: list[str] | None = None
+
+    def server(self) -> MCPServer:
+        if self.url is not None:
+            return mcp_server_http(name=self.name, url=self.url)
+        if self.command is None:
+            raise ValueError(f"MCP server {self.name!r}: give a command or a url")
+        if self.sandbox is not None:
+            return mcp_server_sandbox(name=self.name, command=self.command, args=self.args,
+                                      env=self.env, cwd=self.cwd, sandbox=self.sandbox)
+        return mcp_server_stdio(name=self.name, command=self.command, args=self.args,
+                                env=self.env, cwd=self.cwd)
+
+
+class McpBackend(ToolBackend):
+    """MCP servers started for this episode only and stopped when it ends.
+
+    Tools are offered as `server-tool`. With `states`, each server's world is set with
+    its `load_scenario` tool on entry and read with `save_scenario` (our environments,
+    EnvFactory's servers); those two are never offered to, or callable by, the model.
+    A server that fails to start stops the ones already started.
+    """
+
+    def __init__(self, servers: Sequence[McpServerSpec],
+                 states: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.specs = {s.name: s for s in servers}
+        self.states = dict(states or {})
         self.defs: dict[str, dict[str, ToolDef]] = {}
-        self.specs: dict[str, list[ToolSpec]] = {}
+        self._infos: list[ToolInfo] = []
         self._stack = contextlib.AsyncExitStack()
 
+    @classmethod
+    def for_environments(cls, envs: Sequence[str],
+                         states: Mapping[str, Mapping[str, Any]]) -> McpBackend:
+        """Our environments, one `envfactory env serve NAME` stdio process each."""
+        return cls([McpServerSpec(name=env, command=sys.executable,
+                                  args=["-m", "envfactory", "env", "serve", env])
+                    for env in envs], states)
+
     async def __aenter__(self) -> McpBackend:
-        for env, server in self.servers.items():
-            await self._stack.enter_async_context(server)
-            self.defs[env] = {d.name: d for d in (ToolDef(t) for t in await server.tools())}
-            if env in self.states:
-                await self._raw(env, "load_scenario", {"scenario": dict(self.states[env])})
+        try:
+            for name, spec in self.specs.items():
+                server = await self._stack.enter_async_context(spec.server())
+                self.defs[name] = {d.name: d for d in (ToolDef(t) for t in await server.tools())}
+                if name in self.states:
+                    await self._raw(name, "load_scenario", {"scenario": dict(self.states[name])})
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        self._infos = [
+            ToolInfo(name=qualify(server, tool), description=d.description,
+                     parameters=ToolParams.model_validate(inline_refs(
+                         d.parameters.model_dump(exclude_none=True))))
+            for server, defs in self.defs.items() for tool, d in defs.items()
+            if self._offers(server, tool)
+        ]
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         await self._stack.aclose()
 
-    def tools(self) -> list[ToolInfo]:
-        infos = []
-        for env, defs in self.defs.items():
-            for name, d in defs.items():
-                if name in ("load_scenario", "save_scenario"):
-                    continue
-                info = ToolInfo(name=qualify(env, name), description=d.description,
-                                parameters=d.parameters)
-                infos.append(info)
-        return infos
+    def _offers(self, server: str, tool: str) -> bool:
+        allowed = self.specs[server].tools
+        hidden = server in self.states and tool in SCENARIO_TOOLS
+        return not hidden and (allowed is None or tool in allowed)
 
-    async def _raw(self, env: str, tool: str, arguments: Mapping[str, Any]) -> str:
-        result = await self.defs[env][tool].tool(**arguments)
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
+        return self._infos if role == "assistant" else []
+
+    async def _raw(self, server: str, tool: str, arguments: Mapping[str, Any]) -> str:
+        result = await self.defs[server][tool].tool(**arguments)
         items = result if isinstance(result, list) else [result]
         return "".join(getattr(i, "text", str(i)) for i in items)
 
-    async def call(self, qualified: str, arguments: Mapping[str, Any]) -> ToolResult:
-        parts = split_name(qualified, self.defs)
-        if parts is None or parts[1] not in self.defs[parts[0]]:
-            return ToolResult(ok=False, error=f"Unknown tool {qualified!r}.")
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
+        parts = split_name(name, self.defs)
+        if role != "assistant" or parts is None or not self._offers(*parts) \
+                or parts[1] not in self.defs[parts[0]]:
+            error = unknown_tool(name, [info.name for info in self._infos])
+            return Observation(text=f"Error: {error}", ok=False)
         if not isinstance(arguments, Mapping):
-            return ToolResult(ok=False, error=f"Arguments for tool {qualified!r} must be an "
-                              "object.")
+            return Observation(text=f"Error: Arguments for tool {name!r} must be an object.",
+                               ok=False)
         try:
             text = await self._raw(*parts, arguments)
         except ToolError as e:
-            return ToolResult(ok=False, error=e.message)
+            return Observation(text=f"Error: {e.message}", ok=False)
         try:
-            return ToolResult(ok=True, content=json.loads(text))
+            content = json.loads(text)
         except json.JSONDecodeError:
-            return ToolResult(ok=True, content=text)
+            content = text
+        return Observation(text=text, ok=True, content=content)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
-        return {env: json.loads(await self._raw(env, "save_scenario", {}))
-                for env in self.servers}
+        return {name: json.loads(await self._raw(name, "save_scenario", {}))
+                for name in self.specs if name in self.states}
+

@@ -12,11 +12,24 @@ masked arguments) and whose states are the gold ones; a *run* fills `calls` and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Call", "Provenance", "Trajectory", "Turn", "read_jsonl", "write_jsonl"]
+__all__ = [
+    "Call",
+    "Message",
+    "MessageCall",
+    "Provenance",
+    "Role",
+    "Trajectory",
+    "Turn",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+#: who speaks or whose toolkit runs a call: the agent ("assistant") or the (simulated) user
+Role = Literal["assistant", "user"]
 
 #: Separator between environment and tool in the names a model sees ("calendar-add_event"),
 #: as EnvFactory writes "Server-tool".
@@ -40,6 +53,41 @@ class Call(BaseModel):
     @property
     def qualified_name(self) -> str:
         return f"{self.env}{TOOL_SEPARATOR}{self.name}"
+
+
+class MessageCall(BaseModel):
+    """One tool call inside a recorded message, as the model wrote it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = ""
+    #: the name the model used (qualified `env-tool` where the episode has several envs)
+    name: str
+    #: the decoded arguments that ran (empty when they could not be decoded)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    #: the provider's argument string, when it was captured (official decoders read it)
+    raw_arguments: str | None = None
+    #: why the arguments could not be decoded; such a call was never executed
+    parse_error: str | None = None
+    #: whose toolkit ran the call (τ²'s solo agent runs phone tools on the user's side)
+    requestor: Role = "assistant"
+
+
+class Message(BaseModel):
+    """One message of an episode, in the order it happened: what the agent or the user
+    said (with tool calls), or a tool result returned to one of them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["assistant", "user", "tool"]
+    content: str | None = None
+    tool_calls: list[MessageCall] | None = None
+    #: tool results: the call answered, and whose history received it
+    tool_call_id: str | None = None
+    requestor: Role | None = None
+    error: bool = False
+    #: index of the user turn the message belongs to (None before the first user turn)
+    turn: int | None = None
 
 
 class Turn(BaseModel):
@@ -80,6 +128,10 @@ class Trajectory(BaseModel):
         default=None, description="env name -> snapshot after the last turn (gold for tasks)")
     #: env name -> dotted state paths the task declares irrelevant to R_state
     ignore_state_paths: dict[str, list[str]] = Field(default_factory=dict)
+    #: runs: every message in order (the turns above are a per-user-turn view of it)
+    messages: list[Message] = Field(default_factory=list)
+    #: runs: why the episode ended (`harness.episode.Termination` values)
+    termination: str | None = None
     provenance: Provenance
     metadata: dict[str, Any] = Field(default_factory=dict)
 

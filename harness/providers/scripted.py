@@ -1,14 +1,18 @@
 """The `envfactory` Inspect model API: `envfactory/oracle` and `envfactory/replay`.
 
-Both play a `Script` of tool calls one assistant message at a time and answer with
-plain text once the current user turn's steps are exhausted. They make no network
-calls and report explicit token usage, so tests and oracle runs work offline.
+Both answer one model call at a time from what the episode loop published for it
+(`harness.gold.ModelCallContext`): `oracle` plays the published gold message, `replay`
+plays the message recorded at the same position (role, user turn, step) in a file of
+canonical `Trajectory` records, or of BFCL-style call-string records. Neither knows a
+benchmark. They make no network calls and report explicit token usage, so tests and
+oracle runs work offline.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,26 +27,16 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
-from inspect_ai.util import store
+from inspect_ai.util import store_as
 
-from harness.providers.script import (
-    NEXT_KEY,
-    POSITIONAL_KEY,
-    GoldMessage,
-    SCRIPT_KEY,
-    TURN_KEY,
-    Script,
-    ScriptedCall,
-    next_step,
-    parse_call,
-    steps_in_current_turn,
-)
+from harness.gold import GoldCall, GoldMessage, ModelCallContext, Script, parse_call
+from harness.trajectory import Trajectory
 
-__all__ = ["ScriptedModelAPI"]
+__all__ = ["ScriptedModelAPI", "load_replay_file", "script_of"]
 
 
 class ScriptedModelAPI(ModelAPI):
-    """`oracle` reads the gold script its solver published; `replay` reads a file."""
+    """`oracle` plays the loop's published gold; `replay` plays a recorded file."""
 
     def __init__(
         self,
@@ -76,28 +70,27 @@ class ScriptedModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        published = store().get(NEXT_KEY) if self.model_name == "oracle" else None
-        if published is not None:
-            store().delete(NEXT_KEY)
-            gold = GoldMessage.model_validate(published)
-            calls, final_text = gold.calls, gold.text
+        context = store_as(ModelCallContext)
+        if self.model_name == "oracle":
+            if context.gold is None:
+                raise RuntimeError(
+                    "envfactory/oracle: this task published no gold message for this model "
+                    "call (its solver does not support the oracle)")
+            gold = context.gold
         else:
-            script = self._script()
-            turn = int(store().get(TURN_KEY, 0))
-            calls = next_step(script, turn, steps_in_current_turn(input)) or []
-            final_text = script.final_text
-        if calls:
+            if context.position is None:
+                raise RuntimeError("envfactory/replay: the task's solver published no "
+                                   "position for this model call (it does not use the "
+                                   "harness episode loop)")
+            gold = script_of(self._record(), tools).at(context.position)
+        if gold.calls:
             message = ChatMessageAssistant(
-                content="",
-                tool_calls=[_tool_call(c) for c in calls],
-                model=self.model_name,
-                source="generate",
-            )
+                content="", tool_calls=[_tool_call(c) for c in gold.calls],
+                model=self.model_name, source="generate")
             stop: Literal["tool_calls", "stop"] = "tool_calls"
         else:
-            message = ChatMessageAssistant(
-                content=final_text, model=self.model_name, source="generate"
-            )
+            message = ChatMessageAssistant(content=gold.text, model=self.model_name,
+                                           source="generate")
             stop = "stop"
         return ModelOutput(
             model=self.model_name,
@@ -105,29 +98,44 @@ class ScriptedModelAPI(ModelAPI):
             usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2),
         )
 
-    def _script(self) -> Script:
-        if self.model_name == "oracle":
-            data = store().get(SCRIPT_KEY)
-            if data is None:
-                raise RuntimeError(
-                    "envfactory/oracle: this task's solver published no gold script "
-                    f"(store key {SCRIPT_KEY!r}); the task does not support the oracle"
-                )
-            return Script.model_validate(data)
+    def _record(self) -> dict[str, Any]:
         state = sample_state()
         sample_id = str(state.sample_id) if state is not None else None
         record = self.records.get(sample_id) if sample_id is not None else None
         if record is None:
             raise RuntimeError(
-                f"envfactory/replay: {self.path} has no record for sample id {sample_id!r}"
-            )
-        positional = store().get(POSITIONAL_KEY) or {}
-        return Script(
-            turns=[
-                [[parse_call(c, positional) for c in step] for step in turn]
-                for turn in record.get("turns", [])
-            ]
-        )
+                f"envfactory/replay: {self.path} has no record for sample id {sample_id!r}")
+        return record
+
+
+def script_of(record: dict[str, Any], tools: Sequence[ToolInfo] = ()) -> Script:
+    """The script a replay record plays.
+
+    A canonical `Trajectory` plays its recorded messages (greeting excluded: it was never
+    generated). A call-string record (`{"id", "turns": [[["cd(folder='x')"], ...]]}`)
+    plays one agent message per step; positional arguments (`sort('a.pdf')`) are bound
+    in the order of the offered tool's parameters.
+    """
+    if "messages" in record or "environments" in record:
+        return _trajectory_script(Trajectory.model_validate(record))
+    positional = {t.name: list(t.parameters.properties) for t in tools}
+    return Script.of_calls([[[parse_call(c, positional) for c in step] for step in turn]
+                            for turn in record.get("turns", [])])
+
+
+def _trajectory_script(trajectory: Trajectory) -> Script:
+    script = Script()
+    for message in trajectory.messages:
+        if message.role not in ("assistant", "user") or message.turn is None:
+            continue
+        turns = script.assistant if message.role == "assistant" else script.user
+        while len(turns) <= message.turn:
+            turns.append([])
+        turns[message.turn].append(GoldMessage(
+            calls=[GoldCall(function=c.name, arguments=c.arguments)
+                   for c in message.tool_calls or []],
+            text=message.content or ""))
+    return script
 
 
 def load_replay_file(path: Path) -> dict[str, dict[str, Any]]:
@@ -145,19 +153,25 @@ def load_replay_file(path: Path) -> dict[str, dict[str, Any]]:
                 raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
             if not isinstance(record, dict) or "id" not in record:
                 raise ValueError(f"{path}:{lineno}: a record needs an 'id' field")
-            turns = record.get("turns", [])
-            if not isinstance(turns, list) or not all(
-                isinstance(t, list) and all(isinstance(s, list) for s in t) for t in turns
-            ):
-                raise ValueError(
-                    f"{path}:{lineno}: 'turns' must be a list (turns) of lists (steps) "
-                    "of call strings"
-                )
+            if "messages" in record or "environments" in record:
+                try:
+                    Trajectory.model_validate(record)
+                except ValueError as e:
+                    raise ValueError(f"{path}:{lineno}: invalid trajectory: {e}") from e
+            else:
+                turns = record.get("turns", [])
+                if not isinstance(turns, list) or not all(
+                    isinstance(t, list) and all(isinstance(s, list) for s in t) for t in turns
+                ):
+                    raise ValueError(
+                        f"{path}:{lineno}: 'turns' must be a list (turns) of lists (steps) "
+                        "of call strings"
+                    )
             records[str(record["id"])] = record
     return records
 
 
-def _tool_call(call: ScriptedCall) -> ToolCall:
+def _tool_call(call: GoldCall) -> ToolCall:
     return ToolCall(
         id=f"call_{uuid.uuid4().hex[:12]}",
         function=call.function,

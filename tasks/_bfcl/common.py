@@ -6,14 +6,14 @@ import copy
 import json
 from typing import Any
 
-from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.tool import ToolInfo, ToolParams
 from inspect_ai.util import JSONSchema
 
 from envs.bfcl import package
+from harness.trajectory import Message
 
 __all__ = ["check_version", "dataset_metadata", "hint_applied_by_loader", "language_hint",
-           "model_result", "official_tools", "raw_tool_arguments"]
+           "model_result", "official_tools"]
 
 
 class SharedToolInfo(ToolInfo):
@@ -122,60 +122,23 @@ def check_version(requested: str | None) -> None:
     )
 
 
-def raw_tool_arguments() -> dict[str, tuple[str, str]]:
-    """{tool call id: (name, raw arguments string)} from the last model call's raw response.
-
-    Official decoding runs `json.loads` on the provider's argument string; Inspect parses
-    leniently (YAML fallback, stray-quote recovery). When the provider recorded its raw
-    response (OpenAI chat completions / responses formats) the exact strings are used.
-    """
-    try:
-        from inspect_ai.event import ModelEvent
-        from inspect_ai.log import transcript
-
-        event = next(
-            (e for e in reversed(list(transcript().events)) if isinstance(e, ModelEvent)), None
-        )
-        response: Any = event.call.response if event is not None and event.call else None
-        if not isinstance(response, dict):
-            return {}
-        found: dict[str, tuple[str, str]] = {}
-        choices = response.get("choices")
-        if isinstance(choices, list) and choices:
-            message = choices[0].get("message") or {}
-            for tc in message.get("tool_calls") or []:
-                fn = tc.get("function") or {}
-                if isinstance(fn.get("arguments"), str) and tc.get("id"):
-                    found[tc["id"]] = (fn.get("name", ""), fn["arguments"])
-        for item in response.get("output") or []:
-            if isinstance(item, dict) and item.get("type") == "function_call":
-                if isinstance(item.get("arguments"), str) and item.get("call_id"):
-                    found[item["call_id"]] = (item.get("name", ""), item["arguments"])
-        # condensed (attachment://) strings are not the raw text
-        return {k: v for k, v in found.items() if not v[1].startswith("attachment://")}
-    except Exception:  # noqa: BLE001 - best effort; fall back to Inspect's parse
-        return {}
-
-
 #: Raw argument text recorded for a tool call Inspect failed to parse and whose raw
 #: string is unknown: not JSON, so the official `json.loads` fails on it as well.
 _UNPARSABLE = "<unparsable tool call arguments>"
 
 
-def model_result(output: ModelOutput | ChatMessageAssistant,
-                 raw: dict[str, tuple[str, str]] | None = None) -> list[dict[str, str]] | str:
-    """What the official FC handler records: `[{name: arguments_json}]`, else the text."""
-    message = output.message if isinstance(output, ModelOutput) else output
-    raw = raw or {}
+def model_result(message: Message) -> list[dict[str, str]] | str:
+    """What the official FC handler records for a message: `[{name: arguments_json}]`
+    (the provider's own argument strings where they were captured), else the text."""
     if message.tool_calls:
         result = []
         for call in message.tool_calls:
-            if call.id in raw:
-                arguments = raw[call.id][1]
+            if call.raw_arguments is not None:
+                arguments = call.raw_arguments
             elif call.parse_error is not None:
                 arguments = _UNPARSABLE
             else:
                 arguments = json.dumps(call.arguments)
-            result.append({call.function: arguments})
+            result.append({call.name: arguments})
         return result
-    return message.text
+    return message.content or ""

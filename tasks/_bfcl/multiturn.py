@@ -20,9 +20,10 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
+    ChatMessage,
     ChatMessageSystem,
-    ChatMessageTool,
     ChatMessageUser,
+    ModelOutput,
     get_model,
 )
 from inspect_ai.scorer import (
@@ -37,6 +38,7 @@ from inspect_ai.scorer import (
     stderr,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store_as
 
 from envs.bfcl import package
 from envs.bfcl.environment import (
@@ -46,19 +48,23 @@ from envs.bfcl.environment import (
     new_run_key,
     official_function_docs,
 )
-from harness.providers.script import (
-    POSITIONAL_KEY,
-    SCRIPT_KEY,
-    TURN_KEY,
-    Script,
-    parse_call,
+from harness.episode import (
+    Episode,
+    EpisodeProgress,
+    Invocation,
+    Rules,
+    ScriptedUser,
+    Side,
+    UserTurn,
 )
+from harness.gold import Script, ScriptPolicy, parse_call
+from harness.tool_backends import BfclBackend
+from harness.trajectory import Message
 from tasks._bfcl.common import (
     hint_applied_by_loader,
     language_hint,
     model_result,
     official_tools,
-    raw_tool_arguments,
 )
 
 __all__ = [
@@ -75,9 +81,6 @@ CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 MAXIMUM_STEP_LIMIT = 20  # bfcl_eval.constants.default_prompts.MAXIMUM_STEP_LIMIT
 HOLDOUT_MESSAGE = "I have updated some more functions you can choose from. What about now?"
 
-DECODED_KEY = "bfcl:decoded_turns"
-RAW_KEY = "bfcl:raw_turns"
-FORCE_QUIT_KEY = "bfcl:force_quit"
 
 
 def _check_official_constants() -> None:
@@ -150,8 +153,8 @@ def gold_script(ground_truth: list[list[str]], classes: Sequence[str]) -> Script
     positional: dict[str, list[str]] = {}
     for c in classes:
         positional.update(_positional_order(c))
-    return Script(turns=[[[parse_call(c, positional) for c in turn]] if turn else []
-                         for turn in ground_truth])
+    return Script.of_calls([[[parse_call(c, positional) for c in turn]] if turn else []
+                            for turn in ground_truth])
 
 
 # -- decoding (bfcl-eval's OpenAI FC handler) ----------------------------------------
@@ -173,7 +176,61 @@ def decode_step(result: list[dict[str, str]] | str) -> list[str] | None:
         return None
 
 
+def official_decode(message: Message) -> list[Invocation] | None:
+    """The episode loop's decoder for BFCL: the step runs only if the official decoder
+    accepts every call's raw argument string; otherwise the message ends the turn."""
+    result = model_result(message)
+    if not message.tool_calls or not decode_step(result):
+        return None
+    return [Invocation(id=call.id, name=call.name, arguments=json.loads(next(iter(r.values()))))
+            for call, r in zip(message.tool_calls, result, strict=True)]
+
+
+def decoded_turns(messages: Sequence[Message], turns: int) -> list[list[list[str]]]:
+    """Per user turn, the decoded calls of each executed step (the checker's input)."""
+    out: list[list[list[str]]] = [[] for _ in range(turns)]
+    for message in messages:
+        if message.role == "assistant" and message.turn is not None and message.turn < turns:
+            calls = decode_step(model_result(message)) if message.tool_calls else None
+            if calls:
+                out[message.turn].append(calls)
+    return out
+
+
 # -- solver ----------------------------------------------------------------------------
+
+
+def user_turns(meta: dict[str, Any], category: str) -> list[UserTurn]:
+    """The entry's turns as the official runner feeds them: held-out functions are
+    revealed (tools recompiled, the official message instead of the turn's own)."""
+    classes: list[str] = meta["involved_classes"]
+    holdout: dict[str, list[str]] = meta["missed_function"]
+    held_out_names = {n for names in holdout.values() for n in names}
+    all_docs = _functions_for(classes)
+    functions = [d for d in all_docs if d["name"] not in held_out_names]
+    by_loader = hint_applied_by_loader()  # V4: hint once; held-out docs never
+    if by_loader:
+        functions = language_hint(functions, category)
+    turns = []
+    for turn_idx, turn_messages in enumerate(meta["question"]):
+        tools = None
+        if turn_idx == 0:
+            tools = official_tools(functions, category, in_place=True, hint=not by_loader)
+        if str(turn_idx) in holdout:
+            for name in holdout[str(turn_idx)]:
+                functions.extend(d for d in all_docs if d["name"] == name)
+            tools = official_tools(functions, category, in_place=True, hint=not by_loader)
+            turn_messages = [{"role": "user", "content": HOLDOUT_MESSAGE}]
+        messages: list[ChatMessage] = [
+            ChatMessageSystem(content=m["content"]) if m["role"] == "system"
+            else ChatMessageUser(content=m["content"]) for m in turn_messages]
+        turns.append(UserTurn(messages=messages, tools=tools))
+    return turns
+
+
+#: the official runner quits an entry once a turn's executed steps exceed the limit
+RULES = Rules(decode=official_decode, turn_step_limit=MAXIMUM_STEP_LIMIT + 1,
+              end_episode_at_turn_step_limit=True)
 
 
 @solver
@@ -185,69 +242,16 @@ def bfcl_multi_turn_solver() -> Solver:
         meta = state.metadata
         category = str(state.sample_id).rsplit("_", 1)[0]
         classes: list[str] = meta["involved_classes"]
-        holdout: dict[str, list[str]] = meta["missed_function"]
-        held_out_names = {n for names in holdout.values() for n in names}
-        all_docs = _functions_for(classes)
-        functions = [d for d in all_docs if d["name"] not in held_out_names]
-        by_loader = hint_applied_by_loader()  # V4: hint once; held-out docs never
-        if by_loader:
-            functions = language_hint(functions, category)
-        tools = official_tools(functions, category, in_place=True, hint=not by_loader)
-
         world = BfclWorld(str(state.sample_id), meta["initial_config"], classes,
                           long_context="long_context" in category)
-        state.store.set(SCRIPT_KEY, gold_script(meta["ground_truth"], classes).model_dump())
-        positional: dict[str, list[str]] = {}
-        for c in classes:
-            positional.update(_positional_order(c))
-        state.store.set(POSITIONAL_KEY, positional)
-
-        model = get_model()
-        state.messages = []
-        decoded_turns: list[list[list[str]]] = []
-        raw_turns: list[list[Any]] = []
-        force_quit = False
-        for turn_idx, turn_messages in enumerate(meta["question"]):
-            state.store.set(TURN_KEY, turn_idx)
-            if str(turn_idx) in holdout:
-                for name in holdout[str(turn_idx)]:
-                    functions.extend(d for d in all_docs if d["name"] == name)
-                tools = official_tools(functions, category, in_place=True, hint=not by_loader)
-                turn_messages = [{"role": "user", "content": HOLDOUT_MESSAGE}]
-            for m in turn_messages:
-                cls = ChatMessageSystem if m["role"] == "system" else ChatMessageUser
-                state.messages.append(cls(content=m["content"]))
-
-            decoded_steps: list[list[str]] = []
-            raw_steps: list[Any] = []
-            count = 0
-            while True:
-                output = await model.generate(state.messages, tools=tools)
-                state.output = output
-                message = output.message
-                state.messages.append(message)
-                raw = model_result(message, raw_tool_arguments())
-                raw_steps.append(raw)
-                calls = decode_step(raw)
-                if not calls:  # undecodable or empty: the turn ends (text answer)
-                    break
-                decoded_steps.append(calls)
-                results = world.execute(calls)
-                for tool_call, result in zip(message.tool_calls or [], results, strict=True):
-                    state.messages.append(ChatMessageTool(
-                        content=result, tool_call_id=tool_call.id, function=tool_call.function))
-                count += 1
-                if count > MAXIMUM_STEP_LIMIT:
-                    force_quit = True
-                    break
-            decoded_turns.append(decoded_steps)
-            raw_turns.append(raw_steps)
-            if force_quit:
-                break
-
-        state.store.set(DECODED_KEY, decoded_turns)
-        state.store.set(RAW_KEY, raw_turns)
-        state.store.set(FORCE_QUIT_KEY, force_quit)
+        agent = Side(role="assistant", model=get_model(), history=[])
+        state.messages = agent.history
+        episode = Episode(agent, BfclBackend(world, lambda: agent.tools), RULES,
+                          user=ScriptedUser(user_turns(meta, category)),
+                          gold=ScriptPolicy(gold_script(meta["ground_truth"], classes)))
+        await episode.run()
+        if agent.history and agent.history[-1].role == "assistant":
+            state.output = ModelOutput.from_message(agent.history[-1])
         return state
 
     return solve
@@ -291,7 +295,8 @@ def bfcl_multi_turn_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        decoded = state.store.get(DECODED_KEY, [])
+        progress = store_as(EpisodeProgress)
+        decoded = decoded_turns(progress.messages, progress.turn + 1)
         verdict = score_decoded(decoded, meta["ground_truth"], {
             "id": str(state.sample_id), "initial_config": meta["initial_config"],
             "involved_classes": meta["involved_classes"]})
@@ -301,7 +306,8 @@ def bfcl_multi_turn_scorer() -> Scorer:
             answer=json.dumps(decoded),
             explanation=None if valid else
             f"{verdict.get('error_type')}: {verdict.get('error_message')}",
-            metadata={"category": meta["category"], "error_type": verdict.get("error_type")},
+            metadata={"category": meta["category"], "error_type": verdict.get("error_type"),
+                      "termination": progress.termination},
         )
 
     return score

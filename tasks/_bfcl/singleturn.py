@@ -66,8 +66,10 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from envs.bfcl import package
-from harness.providers.script import SCRIPT_KEY, TURN_KEY, Script, ScriptedCall
-from tasks._bfcl.common import check_version, model_result, official_tools, raw_tool_arguments
+from harness import raw_arguments
+from harness.episode import message_record
+from harness.gold import GoldCall, GoldMessage, Position, publish
+from tasks._bfcl.common import check_version, model_result, official_tools
 
 __all__ = [
     "AST_CATEGORIES",
@@ -353,7 +355,7 @@ def tool_name(function_name: str) -> str:
     return re.sub(r"\.", "_", function_name)
 
 
-def gold_calls(entry: Entry) -> list[ScriptedCall]:
+def gold_calls(entry: Entry) -> list[GoldCall]:
     """One correct answer: first allowed value per parameter, "" (optional) → omitted
     (see `_choose` for the two data quirks it steers around).
 
@@ -382,7 +384,7 @@ def gold_calls(entry: Entry) -> list[ScriptedCall]:
             elif entry.language == "JavaScript":
                 value = encode_javascript(value, schema)
             arguments[param] = value
-        calls.append(ScriptedCall(function=tool_name(name), arguments=arguments))
+        calls.append(GoldCall(function=tool_name(name), arguments=arguments))
     return calls
 
 
@@ -411,7 +413,7 @@ _PLACEHOLDER = {"string": "", "integer": 0, "float": 0.0, "number": 0.0, "boolea
                 "array": [], "tuple": [], "dict": {}, "object": {}}
 
 
-def _placeholder_call(function: dict[str, Any]) -> ScriptedCall:
+def _placeholder_call(function: dict[str, Any]) -> GoldCall:
     params = function.get("parameters", {})
     properties = params.get("properties", {})
     arguments = {}
@@ -423,7 +425,7 @@ def _placeholder_call(function: dict[str, Any]) -> ScriptedCall:
             arguments[name] = schema["enum"][0]
         else:
             arguments[name] = _PLACEHOLDER.get(schema.get("type", "string"), "")
-    return ScriptedCall(function=tool_name(function["name"]), arguments=arguments)
+    return GoldCall(function=tool_name(function["name"]), arguments=arguments)
 
 
 # --------------------------------------------------------------------------- decoding
@@ -565,7 +567,7 @@ def check_entry(entry: Entry, result: Any) -> dict[str, Any]:
 def bfcl_singleturn_solver() -> Solver:
     """One model call with the official tools, as `inference_single_turn_FC`.
 
-    Publishes the gold script for `envfactory/oracle` and records the official-format
+    Publishes the gold message for `envfactory/oracle` and records the official-format
     model result in the store (`MODEL_RESULT_KEY`).
     """
 
@@ -575,14 +577,17 @@ def bfcl_singleturn_solver() -> Solver:
                       test_category=meta["test_category"], messages=[],
                       functions=meta["functions"], ground_truth=meta["ground_truth"])
         calls = gold_calls(entry)
-        script = Script(turns=[[calls]] if calls else [[]])  # no call → the oracle answers text
-        state.store.set(SCRIPT_KEY, script.model_dump())
-        state.store.set(TURN_KEY, 0)
+        # no gold call: the oracle answers in text
+        publish(Position(role="assistant", turn=0, step=0),
+                GoldMessage(calls=calls, text="" if calls else "Done."))
         tools = official_tools(entry.functions, entry.test_category)
-        output = await get_model().generate(state.messages, tools=tools)
+        model = raw_arguments.install(get_model())
+        with raw_arguments.capture() as raw:
+            output = await model.generate(state.messages, tools=tools)
         state.output = output
         state.messages.append(output.message)
-        state.store.set(MODEL_RESULT_KEY, model_result(output, raw_tool_arguments()))
+        state.store.set(MODEL_RESULT_KEY,
+                        model_result(message_record(output.message, "assistant", raw)))
         return state
 
     return solve

@@ -1,9 +1,11 @@
 """τ² reward, v0.2 semantics, reimplemented: one function for the Inspect scorer and for
 `envfactory tau2 grade`.
 
-* Termination by MAX_STEPS or TOO_MANY_ERRORS → 0 (v0.x zeroes only these).
+* Termination by MAX_STEPS or TOO_MANY_ERRORS → 0 (v0.x zeroes only these), and by an
+  Inspect limit (tokens, time, messages), which leaves the conversation unfinished.
 * No evaluation criteria → 1.
-* DB: replay *every* recorded tool call (either side) on a fresh, initialised world →
+* DB: replay *every* recorded tool call that ran (either side; a call whose arguments
+  could not be parsed was refused live and is not replayed) on a fresh, initialised world →
   the predicted world; replay the gold actions on another fresh world (failures are
   swallowed, as upstream) → the gold world; match iff the agent DB hashes and the user
   DB hashes are equal. Env assertions run on the predicted world.
@@ -24,11 +26,13 @@ from pydantic import BaseModel, Field
 
 from envs.tau2.tasks import RewardType, Task
 from envs.tau2.world import Tau2World
-from tasks._tau2.messages import ZEROING, T2Message, TerminationReason
+from harness.episode import Termination
+from harness.trajectory import Message
+from tasks._tau2.messages import ZEROING
 
 __all__ = ["RewardInfo", "evaluate"]
 
-Judge = Callable[[list[T2Message], list[str]], Awaitable[list[dict[str, Any]]]]
+Judge = Callable[[list[Message], list[str]], Awaitable[list[dict[str, Any]]]]
 
 
 class Check(BaseModel):
@@ -50,7 +54,7 @@ class RewardInfo(BaseModel):
     info: dict[str, Any] = Field(default_factory=dict)
 
 
-def _replay(world: Tau2World, messages: Sequence[T2Message]) -> list[str]:
+def _replay(world: Tau2World, messages: Sequence[Message]) -> list[str]:
     """Re-run every recorded tool call; returns outputs that differ from the record."""
     from envs.tau2.base import tau2_text
 
@@ -58,6 +62,8 @@ def _replay(world: Tau2World, messages: Sequence[T2Message]) -> list[str]:
     mismatches = []
     for message in messages:
         for call in message.tool_calls or []:
+            if call.parse_error is not None:  # never executed live: not replayed either
+                continue
             text = tau2_text(world.execute(call.requestor, call.name, call.arguments))
             if call.id in recorded and not _same_output(recorded[call.id], text):
                 mismatches.append(f"{call.name} ({call.id})")
@@ -74,7 +80,7 @@ def _same_output(recorded: str | None, replayed: str) -> bool:
 
 
 def _db_and_assertions(task: Task, domain: str,
-                       messages: Sequence[T2Message]) -> tuple[bool, list[Check], dict[str, Any]]:
+                       messages: Sequence[Message]) -> tuple[bool, list[Check], dict[str, Any]]:
     criteria = task.evaluation_criteria
     assert criteria is not None
     info: dict[str, Any] = {}
@@ -106,13 +112,13 @@ def _db_and_assertions(task: Task, domain: str,
     return db_match, checks, info
 
 
-def _communicated(messages: Sequence[T2Message], info: list[str]) -> list[Check]:
+def _communicated(messages: Sequence[Message], info: list[str]) -> list[Check]:
     texts = [m.content for m in messages if m.role == "assistant" and m.content]
     return [Check(name=s, met=any(s.lower() in t.lower().replace(",", "") for t in texts))
             for s in info]
 
 
-def _actions(task: Task, messages: Sequence[T2Message]) -> list[Check]:
+def _actions(task: Task, messages: Sequence[Message]) -> list[Check]:
     calls = [c for m in messages for c in m.tool_calls or []]
     criteria = task.evaluation_criteria
     assert criteria is not None
@@ -120,11 +126,11 @@ def _actions(task: Task, messages: Sequence[T2Message]) -> list[Check]:
             for a in criteria.actions or []]
 
 
-async def evaluate(task: Task, domain: str, messages: Sequence[T2Message],
-                   termination_reason: TerminationReason,
+async def evaluate(task: Task, domain: str, messages: Sequence[Message],
+                   termination_reason: Termination,
                    judge: Judge | None = None) -> RewardInfo:
     """The v0.2 reward of one conversation, with per-component results."""
-    reason = TerminationReason(termination_reason)
+    reason = Termination(termination_reason)
     if reason in ZEROING:
         return RewardInfo(reward=0.0, termination_reason=reason.value,
                           info={"note": f"terminated by {reason.value}: reward 0"})

@@ -8,34 +8,27 @@ when nobody is waiting for the environment — at `max_steps` steps (MAX_STEPS) 
 `user` (default: the agent's model) with roles flipped; in telecom it acts on its own
 phone with its own tools, whose results only it sees.
 
-For the `envfactory/oracle` provider, the solver publishes the gold next message before
-each model call (`OraclePlan`); any other model ignores it.
+The conversation runs on the harness episode loop (`harness.episode`); this module
+holds τ²'s rules: prompts, greeting, stop tokens, limits, the two toolkits, solo mode,
+and `OraclePlan`, the gold policy `envfactory/oracle` plays.
 """
 
 from __future__ import annotations
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageTool,
-    ChatMessageUser,
-    Model,
-    get_model,
-)
+from inspect_ai.model import ChatMessageSystem, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo
-from inspect_ai.util import store
 
 from envs.tau2 import data
 from envs.tau2.base import tau2_text
 from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
-from harness.providers.script import NEXT_KEY, GoldMessage, ScriptedCall
-from harness.tool_backends import tool_info
-from tasks._tau2.messages import T2Message, T2ToolCall, TerminationReason
+from harness.episode import Episode, Rules, Side, SimulatedUser
+from harness.gold import GoldCall, GoldMessage, Position
+from harness.tool_backends import RequestorBackend, tool_info
+from harness.trajectory import Role
 
-__all__ = ["TRAJECTORY_KEY", "agent_system_prompt", "tau2_solver"]
+__all__ = ["OraclePlan", "agent_system_prompt", "episode", "tau2_solver"]
 
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
@@ -68,10 +61,6 @@ AGENT_SOLO_INSTRUCTION = (
     f"call to the `{STOP_TOOL}` tool. Do not include any other tool calls in this last "
     "message.\n\nAlways follow the policy. Always make sure you generate valid JSON only."
 )
-TRAJECTORY_KEY = "tau2:messages"
-TERMINATION_KEY = "tau2:termination_reason"
-STEPS_KEY = "tau2:steps"
-ERRORS_KEY = "tau2:tool_errors"
 
 
 def domain_policy(domain: str, solo: bool = False) -> str:
@@ -116,10 +105,12 @@ def user_system_prompt(task: Task, with_tools: bool) -> str:
 
 
 class OraclePlan:
-    """The gold path: perform the gold actions in order, each by its requestor, then
-    say the required information; the user stops once every action is done."""
+    """The gold path (a `GoldPolicy`): perform the gold actions in order, each by its
+    requestor, then say the required information; the user stops once every action is
+    done."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, solo: bool = False) -> None:
+        self.solo = solo
         criteria = task.evaluation_criteria
         self.actions = list(criteria.actions or []) if criteria else []
         self.info = list(criteria.communicate_info or []) if criteria else []
@@ -131,8 +122,11 @@ class OraclePlan:
     def _pending(self, requestor: str) -> GoldMessage | None:
         if self.cursor < len(self.actions) and self.actions[self.cursor].requestor == requestor:
             a = self.actions[self.cursor]
-            return GoldMessage(calls=[ScriptedCall(function=a.name, arguments=a.arguments)])
+            return GoldMessage(calls=[GoldCall(function=a.name, arguments=a.arguments)])
         return None
+
+    def next(self, position: Position) -> GoldMessage:
+        return self.for_agent(self.solo) if position.role == "assistant" else self.for_user()
 
     def for_agent(self, solo: bool = False) -> GoldMessage:
         if (gold := self._pending("assistant")) is not None:
@@ -140,7 +134,7 @@ class OraclePlan:
         if solo:  # the agent acts for the user too, then calls `done`
             if (gold := self._pending("user")) is not None:
                 return gold
-            return GoldMessage(calls=[ScriptedCall(function=STOP_TOOL)])
+            return GoldMessage(calls=[GoldCall(function=STOP_TOOL)])
         if self.cursor < len(self.actions):
             a = self.actions[self.cursor]
             return GoldMessage(text=f"Please do this on your phone: {a.name} {a.arguments}.")
@@ -159,7 +153,7 @@ class OraclePlan:
             return GoldMessage(text=self.task.user_scenario.render())
         return GoldMessage(text="Done. What next?")
 
-    def observe(self, requestor: str, name: str) -> None:
+    def observe(self, requestor: Role, name: str) -> None:
         """The pending action is done once its requestor has called that tool (with
         whatever arguments: a scripted deviation must not stall the plan)."""
         if self.cursor < len(self.actions):
@@ -168,151 +162,57 @@ class OraclePlan:
                 self.cursor += 1
 
 
-class Conversation:
-    """Upstream's turn-taking state machine over Inspect models."""
+def _done_tool() -> ToolInfo:
+    return ToolInfo(name=STOP_TOOL,
+                    description="Call this function when you are done with the task.")
 
-    def __init__(self, task: Task, domain: str, agent: Model, user: Model,
-                 mode: str, max_steps: int, max_errors: int, solo: bool = False) -> None:
-        if solo and (self.user_world_missing(domain) or task.ticket is None):
-            raise ValueError(f"τ² {domain} task {task.id}: solo mode needs a ticket and a "
-                             "user-side toolkit (telecom)")
-        self.solo = solo
-        self.task, self.domain = task, domain
-        self.agent_model, self.user_model = agent, user
-        self.max_steps, self.max_errors = max_steps, max_errors
-        self.world = Tau2World(domain)
-        self.world.initialize(task.initial_state)
-        self.oracle = OraclePlan(task)
-        self.agent_tools = [tool_info(s.name, s) for s in self.world.agent.tools()]
-        self.user_tools = ([tool_info(s.name, s) for s in self.world.user.tools()]
-                           if self.world.user is not None else [])
-        self.agent_messages: list[ChatMessage] = [
-            ChatMessageSystem(content=agent_system_prompt(domain, task, mode, solo))]
-        self.user_messages: list[ChatMessage] = [
-            ChatMessageSystem(content=user_system_prompt(task, bool(self.user_tools))),
-            ChatMessageUser(content=GREETING)]
-        self.trajectory: list[T2Message] = []
-        if solo:  # no user and no greeting: the agent starts, with every tool and `done`
-            self.user_tool_names = {t.name for t in self.user_tools}
-            self.agent_tools = self.agent_tools + self.user_tools + [ToolInfo(
-                name=STOP_TOOL, description="Call this function when you are done with the task.")]
-            self.from_role, self.to_role = "user", "assistant"
-        else:
-            self.agent_messages.append(ChatMessageAssistant(content=GREETING))
-            self.trajectory.append(T2Message(role="assistant", content=GREETING))
-            self.from_role, self.to_role = "assistant", "user"
-        self.pending: ChatMessageAssistant | None = None
-        self.steps = self.errors = 0
-        self.done = False
-        self.reason: TerminationReason | None = None
 
-    @staticmethod
-    def user_world_missing(domain: str) -> bool:
-        return Tau2World(domain).user is None
-
-    async def run(self) -> None:
-        while not self.done:
-            await self.step()
-            self.check_termination()
-
-    async def _generate(self, model: Model, messages: list[ChatMessage],
-                        tools: list[ToolInfo], gold: GoldMessage) -> ChatMessageAssistant:
-        store().set(NEXT_KEY, gold.model_dump())
-        output = await model.generate(messages, tools=tools)
-        return output.message
-
-    async def step(self) -> None:
-        if self.to_role == "user":
-            message = await self._generate(self.user_model, self.user_messages,
-                                           self.user_tools, self.oracle.for_user())
-            self.user_messages.append(message)
-            self._record("user", message)
-            if any(token in message.text for token in STOP_TOKENS):
-                self.done, self.reason = True, TerminationReason.USER_STOP
-            self._route("user", message, self.agent_messages)
-        elif self.to_role == "assistant":
-            message = await self._generate(self.agent_model, self.agent_messages,
-                                           self.agent_tools, self.oracle.for_agent(self.solo))
-            self.agent_messages.append(message)
-            self._record("assistant", message)
-            self._route("assistant", message, self.user_messages)
-            if self.solo and any(tc.function == STOP_TOOL for tc in message.tool_calls or []):
-                self.done, self.reason = True, TerminationReason.AGENT_STOP
-            elif self.solo and not message.tool_calls:  # solo agents may only call tools
-                self.done, self.reason = True, TerminationReason.AGENT_ERROR
-        else:  # the environment answers the tool calls of `from_role`
-            assert self.pending is not None
-            self._execute(self.from_role, self.pending)
-            self.from_role, self.to_role = "env", self.from_role
-        self.steps += 1
-
-    def _route(self, sender: str, message: ChatMessageAssistant,
-               other: list[ChatMessage]) -> None:
-        self.from_role = sender
-        if message.tool_calls:
-            self.to_role, self.pending = "env", message
-        else:
-            self.to_role = "user" if sender == "assistant" else "assistant"
-            other.append(ChatMessageUser(content=message.text))
-
-    def _record(self, role: str, message: ChatMessageAssistant) -> None:
-        calls = [T2ToolCall(id=tc.id, name=tc.function,
-                            arguments={} if tc.parse_error else dict(tc.arguments),
-                            requestor=self._side(role, tc.function))  # type: ignore[arg-type]
-                 for tc in message.tool_calls or []]
-        self.trajectory.append(T2Message(role=role,  # type: ignore[arg-type]
-                                         content=message.text or None,
-                                         tool_calls=calls or None))
-
-    def _side(self, requestor: str, tool: str) -> str:
-        """Whose toolkit runs a call (solo: the agent's calls to phone tools run on the
-        user's side)."""
-        return "user" if self.solo and tool in self.user_tool_names else requestor
-
-    def _execute(self, requestor: str, message: ChatMessageAssistant) -> None:
-        history = self.agent_messages if requestor == "assistant" else self.user_messages
-        for tc in message.tool_calls or []:
-            if tc.parse_error:
-                text, error = f"Error: {tc.parse_error}", True
-            else:
-                side = self._side(requestor, tc.function)
-                result = self.world.execute(side, tc.function, tc.arguments)
-                text, error = tau2_text(result), not result.ok
-                self.oracle.observe(side, tc.function)
-            self.errors += error
-            history.append(ChatMessageTool(content=text, tool_call_id=tc.id,
-                                           function=tc.function))
-            self.trajectory.append(T2Message(role="tool", content=text, tool_call_id=tc.id,
-                                             requestor=requestor,  # type: ignore[arg-type]
-                                             error=error))
-
-    def check_termination(self) -> None:
-        if self.to_role == "env":
-            return
-        if self.steps >= self.max_steps:
-            self.done, self.reason = True, TerminationReason.MAX_STEPS
-        if self.errors >= self.max_errors:
-            self.done, self.reason = True, TerminationReason.TOO_MANY_ERRORS
+def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
+            max_steps: int = 200, max_errors: int = 10, solo: bool = False) -> Episode:
+    """One τ² conversation on the harness loop: upstream's rules as `Rules`, the world's
+    two toolkits behind a requestor-aware backend, `OraclePlan` as the gold."""
+    world = Tau2World(domain)
+    if solo and (world.user is None or task.ticket is None):
+        raise ValueError(f"τ² {domain} task {task.id}: solo mode needs a ticket and a "
+                         "user-side toolkit (telecom)")
+    world.initialize(task.initial_state)
+    agent_tools = [(tool_info(s.name, s), "assistant") for s in world.agent.tools()]
+    user_tools = ([(tool_info(s.name, s), "user") for s in world.user.tools()]
+                  if world.user is not None else [])
+    offered: dict[Role, list[tuple[ToolInfo, Role]]] = {"assistant": agent_tools,
+                                                         "user": user_tools}
+    if solo:  # no user and no greeting: the agent has every tool and `done`
+        offered = {"assistant": [*agent_tools, *user_tools, (_done_tool(), "assistant")]}
+    backend = RequestorBackend(world.execute, offered, render=tau2_text)
+    rules = Rules(max_steps=max_steps, max_errors=max_errors,
+                  greeting=None if solo else GREETING,
+                  stop_tool=STOP_TOOL if solo else None)
+    agent_side = Side(role="assistant", model=agent,
+                      history=[ChatMessageSystem(content=agent_system_prompt(
+                          domain, task, mode, solo))],
+                      tools=backend.tools("assistant"))
+    simulated = None if solo else SimulatedUser(
+        Side(role="user", model=user,
+             history=[ChatMessageSystem(content=user_system_prompt(task, bool(user_tools)))],
+             tools=backend.tools("user")),
+        stop_tokens=STOP_TOKENS)
+    return Episode(agent_side, backend, rules, user=simulated,
+                   gold=OraclePlan(task, solo))
 
 
 @solver
 def tau2_solver(domain: str, mode: str = "default", max_steps: int = 200,
                 max_errors: int = 10, solo: bool = False) -> Solver:
-    """Run one τ² conversation and leave its upstream-format trajectory in the store."""
+    """Run one τ² conversation; its record is the episode's progress in the store."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = Task.model_validate(state.metadata["task"])
         agent = get_model()
         user = get_model(role="user", default=agent)
-        conversation = Conversation(task, domain, agent, user, mode, max_steps, max_errors,
-                                    solo=solo)
+        conversation = episode(task, domain, agent, user, mode, max_steps, max_errors,
+                               solo=solo)
+        state.messages = conversation.agent.history
         await conversation.run()
-        state.messages = conversation.agent_messages
-        state.store.set(TRAJECTORY_KEY, [m.model_dump() for m in conversation.trajectory])
-        reason = conversation.reason or TerminationReason.AGENT_ERROR
-        state.store.set(TERMINATION_KEY, reason.value)
-        state.store.set(STEPS_KEY, conversation.steps)
-        state.store.set(ERRORS_KEY, conversation.errors)
         return state
 
     return solve

@@ -28,11 +28,12 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.scorer._reducer.types import ScoreReducer
 from inspect_ai.solver import TaskState
+from inspect_ai.util import store_as
 
 from envs.tau2.tasks import Task
+from harness.episode import EpisodeProgress, Termination
+from harness.trajectory import Message
 from tasks._tau2.evaluator import Judge, evaluate
-from tasks._tau2.messages import T2Message, TerminationReason
-from tasks._tau2.orchestrator import ERRORS_KEY, STEPS_KEY, TERMINATION_KEY, TRAJECTORY_KEY
 
 __all__ = ["model_judge", "pass_hat_k", "tau2_scorer"]
 
@@ -48,7 +49,7 @@ def model_judge(model: Model | str | None = None) -> Judge:
     """NL assertions judged by `model` (default: the `judge` model role). The judge
     sees `role: content` lines, tool messages included, as upstream's does."""
 
-    async def judge(messages: list[T2Message], assertions: list[str]) -> list[dict[str, Any]]:
+    async def judge(messages: list[Message], assertions: list[str]) -> list[dict[str, Any]]:
         transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
         prompt = (f"Transcript:\n{transcript}\n\nExpected outcomes:\n"
                   + "\n".join(f"- {a}" for a in assertions))
@@ -92,16 +93,16 @@ def tau2_scorer(domain: str) -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         task = Task.model_validate(state.metadata["task"])
-        messages = [T2Message.model_validate(m) for m in state.store.get(TRAJECTORY_KEY, [])]
-        reason = TerminationReason(state.store.get(TERMINATION_KEY))
-        info = await evaluate(task, domain, messages, reason, judge=model_judge())
+        progress = store_as(EpisodeProgress)
+        # an episode that never saved a reason was cut before its first step
+        reason = progress.termination or Termination.LIMIT
+        info = await evaluate(task, domain, progress.messages, reason, judge=model_judge())
         return Score(
             value=info.reward,
             explanation=f"reward {info.reward} ({info.termination_reason}); "
             f"breakdown {info.reward_breakdown}",
-            metadata={**info.model_dump(mode="json"),
-                      "steps": state.store.get(STEPS_KEY), "tool_errors":
-                      state.store.get(ERRORS_KEY)},
+            metadata={**info.model_dump(mode="json"), "steps": progress.steps,
+                      "tool_errors": progress.tool_errors, "detail": progress.detail},
         )
 
     return score

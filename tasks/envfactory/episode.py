@@ -1,9 +1,9 @@
 """Held-out EnvFactory tasks on Inspect: dataset, multi-turn solver, composite-reward scorer.
 
 Each sample is a canonical `Trajectory` from `tasks/envfactory/data/`. The user's turns
-are fed one at a time; within a turn the model calls tools (qualified `env-tool`
-names) until it answers in text or hits the step limit. Calls run in-process on the
-sample's own `World`, or through per-sample MCP servers (`transport="mcp"`). The
+are fed one at a time by the harness episode loop; within a turn the model calls tools
+(qualified `env-tool` names) until it answers in text or hits the step limit. Calls run
+in-process on the sample's own `World`, or through per-sample MCP servers (`transport="mcp"`). The
 score is the paper's composite reward with R_traj, R_state and the penalties reported
 as separate metrics, overall and per environment and domain.
 """
@@ -16,17 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import (
-    ChatMessageSystem,
-    ChatMessageTool,
-    ChatMessageUser,
-    get_model,
-)
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store_as
 
-from envs.world import split_name
-from harness.providers.script import SCRIPT_KEY, TURN_KEY, Script, ScriptedCall
+from envs.world import World, split_name
+from harness.episode import Episode, EpisodeProgress, Rules, ScriptedUser, Side, UserTurn
+from harness.gold import GoldCall, Script, ScriptPolicy
 from harness.rewards import RewardConfig, composite_reward
 from harness.tool_backends import InProcessBackend, McpBackend, ToolBackend
 from harness.trajectory import Call, Trajectory, read_jsonl
@@ -41,9 +38,6 @@ SYSTEM_PROMPT = (
     "guessing identifiers, do what the user asks in each message, and reply briefly "
     "when the request is done."
 )
-OBSERVED_KEY = "envfactory:observed_calls"
-FINAL_KEY = "envfactory:final_state"
-UNPARSEABLE_KEY = "envfactory:unparseable_calls"
 COMPONENTS = ("reward", "r_traj", "r_state", "p_length", "p_format")
 
 
@@ -67,15 +61,15 @@ def load_dataset(split: str, data_dir: Path = DATA_DIR) -> MemoryDataset:
 
 
 def gold_script(task: Trajectory) -> Script:
-    return Script(turns=[[[ScriptedCall(function=c.qualified_name, arguments=c.arguments)
-                           for c in turn.gold_calls]] for turn in task.turns])
+    return Script.of_calls([[[GoldCall(function=c.qualified_name, arguments=c.arguments)
+                              for c in turn.gold_calls]] for turn in task.turns])
 
 
 def _backend(transport: str, task: Trajectory) -> ToolBackend:
     if transport == "inprocess":
         return InProcessBackend(task.environments, task.initial_state)
     if transport == "mcp":
-        return McpBackend(task.environments, task.initial_state)
+        return McpBackend.for_environments(task.environments, task.initial_state)
     raise ValueError(f"unknown transport {transport!r}; use inprocess or mcp")
 
 
@@ -83,45 +77,49 @@ def _backend(transport: str, task: Trajectory) -> ToolBackend:
 def envfactory_solver(transport: str = "inprocess", max_steps: int = 10) -> Solver:
     """Feed each user turn; let the model act until it answers (at most `max_steps`
     tool-calling messages per turn, EnvFactory's max_assistant_turns)."""
+    rules = Rules(turn_step_limit=max_steps)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = Trajectory.model_validate(state.metadata["trajectory"])
-        state.store.set(SCRIPT_KEY, gold_script(task).model_dump())
-        model = get_model()
-        observed: list[dict[str, Any]] = []
-        unparseable = 0
-        envs = dict.fromkeys(task.environments)
         async with _backend(transport, task) as backend:
-            tools = backend.tools()
-            state.messages = [ChatMessageSystem(content=SYSTEM_PROMPT)]
-            for t, turn in enumerate(task.turns):
-                state.store.set(TURN_KEY, t)
-                state.messages.append(ChatMessageUser(content=turn.user))
-                for _ in range(max_steps):
-                    output = await model.generate(state.messages, tools=tools)
-                    state.output = output
-                    state.messages.append(output.message)
-                    if not output.message.tool_calls:
-                        break
-                    for tc in output.message.tool_calls:
-                        if tc.parse_error:
-                            unparseable += 1
-                            content, error = f"Error: {tc.parse_error}", True
-                        else:
-                            result = await backend.call(tc.function, tc.arguments)
-                            env, name = split_name(tc.function, envs) or ("", tc.function)
-                            observed.append(Call(env=env, name=name, arguments=tc.arguments,
-                                                 ok=result.ok).model_dump(mode="json"))
-                            content, error = result.text(), not result.ok
-                        state.messages.append(ChatMessageTool(
-                            content=content, tool_call_id=tc.id, function=tc.function,
-                            error={"type": "unknown", "message": content} if error else None))
-            state.store.set(FINAL_KEY, await backend.snapshot())
-        state.store.set(OBSERVED_KEY, observed)
-        state.store.set(UNPARSEABLE_KEY, unparseable)
+            agent = Side(role="assistant", model=get_model(),
+                         history=[ChatMessageSystem(content=SYSTEM_PROMPT)],
+                         tools=backend.tools())
+            state.messages = agent.history
+            user = ScriptedUser([UserTurn(messages=[ChatMessageUser(content=t.user)])
+                                 for t in task.turns])
+            await Episode(agent, backend, rules, user=user,
+                          gold=ScriptPolicy(gold_script(task))).run()
         return state
 
     return solve
+
+
+def observed(task: Trajectory, progress: EpisodeProgress) -> tuple[list[Call], int]:
+    """The calls that ran (with whether the environment accepted them), and how many
+    calls could not be parsed."""
+    envs = dict.fromkeys(task.environments)
+    ok = {m.tool_call_id: not m.error for m in progress.messages if m.role == "tool"}
+    calls, unparseable = [], 0
+    for message in progress.messages:
+        if message.role != "assistant":
+            continue
+        for c in message.tool_calls or []:
+            if c.parse_error is not None:
+                unparseable += 1
+                continue
+            env, name = split_name(c.name, envs) or ("", c.name)
+            calls.append(Call(env=env, name=name, arguments=c.arguments, ok=ok.get(c.id)))
+    return calls, unparseable
+
+
+def replayed_state(task: Trajectory, calls: list[Call]) -> dict[str, dict[str, Any]]:
+    """Where the recorded calls leave the task's world (when no final snapshot was taken,
+    e.g. a server died): the same calls, replayed in process."""
+    world = World(task.environments, task.initial_state)
+    for c in calls:
+        world.call(c.env, c.name, c.arguments)
+    return world.snapshot()
 
 
 def _mean_by(field: str) -> Metric:
@@ -163,21 +161,22 @@ def envfactory_scorer(alpha: float = 0.5) -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         task = Trajectory.model_validate(state.metadata["trajectory"])
-        observed = [Call.model_validate(c) for c in state.store.get(OBSERVED_KEY, [])]
-        final = state.store.get(FINAL_KEY) or task.initial_state
+        progress = store_as(EpisodeProgress)
+        calls, unparseable = observed(task, progress)
+        final = progress.final_state or replayed_state(task, calls)
         breakdown = composite_reward(
-            task.gold_calls(), observed, task.initial_state, task.final_state or {}, final,
-            unparseable_calls=state.store.get(UNPARSEABLE_KEY, 0),
-            ignore_paths=task.ignore_state_paths, config=config)
+            task.gold_calls(), calls, task.initial_state, task.final_state or {}, final,
+            unparseable_calls=unparseable, ignore_paths=task.ignore_state_paths,
+            config=config)
         return Score(
             value={k: getattr(breakdown, k) for k in COMPONENTS},
-            answer=json.dumps([c.qualified_name for c in observed]),
+            answer=json.dumps([c.qualified_name for c in calls]),
             explanation=f"R={breakdown.reward:.3f} (R_traj={breakdown.r_traj:.0f}, "
             f"R_state={breakdown.r_state:.3f}, P_length={breakdown.p_length:.2f}, "
             f"P_format={breakdown.p_format:.2f}); state matches {breakdown.state_matches}",
             metadata={"environments": task.environments,
                       "domains": (task.provenance.domain or "").split("+"),
-                      "final_state": final},
+                      "termination": progress.termination, "final_state": final},
         )
 
     return score

@@ -1,0 +1,403 @@
+"""The one episode loop: an agent, a user, and tools, taking turns.
+
+Every benchmark task (BFCL multi-turn, τ², the EnvFactory tasks), QueryGen's rollouts
+and, later, verl's agent loop run their conversations here. It is τ²'s half-duplex
+orchestration made general: control passes between the agent, the user and the
+environment (`ToolBackend`); each hop is one step. What differs between benchmarks is
+small and lives in `Rules` and in the choice of user:
+
+* `ScriptedUser` — user turns from the data, fed one at a time whenever the agent
+  answers in text (BFCL, EnvFactory). A turn may change the agent's tools (BFCL's
+  held-out functions).
+* `SimulatedUser` — a model (an Inspect model role) with its own history, tools and
+  stop tokens (τ²).
+* no user — the agent works alone and must end with its stop tool (τ² solo).
+
+`Rules` hold a benchmark's policies: how raw tool calls are decoded, per-turn and
+per-episode step limits, the error limit, an opening greeting, the stop tool, and how a
+call that could not be decoded is answered.
+
+Progress is written to the sample's store (`EpisodeProgress`, a typed `StoreModel`)
+after every step, with the canonical `Message` record of everything said and every
+call made. A token, time or message limit (or an error) therefore leaves the evidence
+in the log and `termination` set, and scorers can always score. Tool calls and results
+also appear in Inspect's transcript as tool events, so `inspect view` shows them, while
+each model is sent exactly its benchmark's messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import anyio
+from inspect_ai.event import ToolEvent
+from inspect_ai.log import transcript
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+)
+from inspect_ai.tool import ToolCallError, ToolInfo
+from inspect_ai.util import LimitExceededError, StoreModel, store_as
+from pydantic import BaseModel, Field
+
+from harness import raw_arguments
+from harness.gold import GoldPolicy, Position, publish
+from harness.tool_backends import ToolBackend
+from harness.trajectory import Message, MessageCall, Role
+
+__all__ = [
+    "Episode",
+    "EpisodeProgress",
+    "Invocation",
+    "Rules",
+    "ScriptedUser",
+    "Side",
+    "SimulatedUser",
+    "Termination",
+    "UserTurn",
+    "inspect_decode",
+    "message_record",
+]
+
+
+class Termination(StrEnum):
+    """Why an episode ended (τ²'s reasons plus the harness's own)."""
+
+    USER_STOP = "user_stop"
+    AGENT_STOP = "agent_stop"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    AGENT_ERROR = "agent_error"
+    USER_ERROR = "user_error"
+    #: a scripted user had no more turns
+    TURNS_DONE = "turns_done"
+    #: a turn used up its steps and the rules end the episode (BFCL's force-quit)
+    TURN_STEP_LIMIT = "turn_step_limit"
+    #: an Inspect limit (tokens, messages, time, working time) cut the episode
+    LIMIT = "limit"
+    #: an exception ended it
+    ERROR = "error"
+
+
+class EpisodeProgress(StoreModel):
+    """The episode so far, rewritten after every step (what scorers read)."""
+
+    messages: list[Message] = Field(default_factory=list)
+    #: index of the current user turn (-1 before the first)
+    turn: int = -1
+    steps: int = 0
+    tool_errors: int = 0
+    termination: Termination | None = None
+    #: Inspect limit or error message, when one ended the episode
+    detail: str | None = None
+    #: the backend's snapshot when the episode ended (None if it could not be taken)
+    final_state: dict[str, dict[str, Any]] | None = None
+
+
+class Invocation(BaseModel):
+    """A decoded tool call, ready to run (or, with `parse_error`, to be refused)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    parse_error: str | None = None
+
+
+Decoder = Callable[[Message], "list[Invocation] | None"]
+
+
+def inspect_decode(message: Message) -> list[Invocation] | None:
+    """Inspect's parse: each call runs, or is refused with its parse error."""
+    return [Invocation(id=c.id, name=c.name, arguments=c.arguments, parse_error=c.parse_error)
+            for c in message.tool_calls or []]
+
+
+def parse_error_text(invocation: Invocation) -> str:
+    return f"Error: {invocation.parse_error}"
+
+
+@dataclass
+class Rules:
+    """A benchmark's policies for the loop (defaults: plain tool use, no limits)."""
+
+    #: tool calls of a message -> invocations; None means "not a tool step": the
+    #: message ends the speaker's turn like text (BFCL's undecodable steps)
+    decode: Decoder = inspect_decode
+    #: the answer to a call whose arguments could not be decoded (never executed)
+    refuse: Callable[[Invocation], str] = parse_error_text
+    #: executed tool steps per user turn; reaching it ends the turn, or the episode
+    turn_step_limit: int | None = None
+    end_episode_at_turn_step_limit: bool = False
+    #: hops in the whole episode (checked when nobody waits on the environment)
+    max_steps: int | None = None
+    #: failed tool calls in the whole episode
+    max_errors: int | None = None
+    #: the agent's fixed first message (τ²), sent without a model call
+    greeting: str | None = None
+    #: a tool whose call ends the episode as AGENT_STOP (never executed)
+    stop_tool: str | None = None
+    #: generation config for the agent's calls (None: the task's)
+    agent_config: GenerateConfig | None = None
+
+
+@dataclass
+class Side:
+    """One speaker: its model, the history that model sees, and its tools."""
+
+    role: Role
+    model: Model | None
+    history: list[ChatMessage]
+    tools: list[ToolInfo] = field(default_factory=list)
+    config: GenerateConfig | None = None
+    #: messages generated since the other side last spoke (the turn's step index)
+    step: int = 0
+
+
+@dataclass
+class UserTurn:
+    """One scripted user turn: the messages to send, and the agent's tools from now on."""
+
+    messages: list[ChatMessage]
+    tools: list[ToolInfo] | None = None
+
+
+@dataclass
+class ScriptedUser:
+    turns: Sequence[UserTurn]
+
+
+@dataclass
+class SimulatedUser:
+    side: Side
+    stop_tokens: tuple[str, ...] = ()
+
+
+class Episode:
+    """One run of the loop. `await Episode(...).run()` returns the final progress."""
+
+    def __init__(self, agent: Side, backend: ToolBackend, rules: Rules,
+                 user: ScriptedUser | SimulatedUser | None = None,
+                 gold: GoldPolicy | None = None) -> None:
+        self.agent, self.backend, self.rules, self.user, self.gold = (
+            agent, backend, rules, user, gold)
+        self.progress = store_as(EpisodeProgress)
+        self.messages: list[Message] = []
+        self.turn = -1
+        self.steps = self.errors = self.turn_tool_steps = 0
+        self.termination: Termination | None = None
+        self.from_role: str = "user"
+        self.to_role: str = "assistant" if user is None else "user"
+        self.pending: list[Invocation] = []
+        for side in self._sides():
+            if side.model is not None:
+                raw_arguments.install(side.model)
+
+    def _sides(self) -> list[Side]:
+        sides = [self.agent]
+        if isinstance(self.user, SimulatedUser):
+            sides.append(self.user.side)
+        return sides
+
+    def side(self, role: str) -> Side:
+        if role == "assistant":
+            return self.agent
+        assert isinstance(self.user, SimulatedUser)
+        return self.user.side
+
+    # -- running ----------------------------------------------------------------------
+
+    async def run(self) -> EpisodeProgress:
+        try:
+            if self.user is None:  # alone, the agent's work is one turn
+                self._begin_turn()
+            if self.rules.greeting is not None:
+                self._greet(self.rules.greeting)
+            while self.termination is None:
+                await self._step()
+                self._check_limits()
+                self._save()
+        except LimitExceededError as e:
+            self.termination, self.progress.detail = Termination.LIMIT, str(e)
+            raise
+        except BaseException as e:
+            if self.termination is None:
+                self.termination, self.progress.detail = Termination.ERROR, repr(e)
+            raise
+        finally:
+            self._save()
+            with anyio.CancelScope(shield=True):
+                try:
+                    self.progress.final_state = await self.backend.snapshot()
+                except Exception as e:  # noqa: BLE001 - the evidence so far is kept
+                    self.progress.detail = f"final snapshot failed: {e!r}"
+        return self.progress
+
+    def _save(self) -> None:
+        """Write the progress fields. Straight into the store: StoreModel's setattr
+        re-validates every field (the whole message list) on each assignment, and the
+        values here are valid by construction."""
+        p = self.progress
+        for name, value in (("messages", self.messages), ("turn", self.turn),
+                            ("steps", self.steps), ("tool_errors", self.errors),
+                            ("termination", self.termination)):
+            p.store.set(p._ns_name(name), value)
+
+    def _end(self, reason: Termination) -> None:
+        self.termination = reason
+
+    def _begin_turn(self) -> None:
+        self.turn += 1
+        self.turn_tool_steps = 0
+        for side in self._sides():
+            side.step = 0
+
+    def _record(self, message: Message) -> None:
+        message.turn = self.turn if self.turn >= 0 else None
+        self.messages.append(message)
+
+    def _greet(self, text: str) -> None:
+        self.agent.history.append(ChatMessageAssistant(content=text))
+        self._record(Message(role="assistant", content=text))
+        self._deliver_text("assistant", text)
+
+    async def _step(self) -> None:
+        if self.to_role == "env":
+            await self._execute(self.from_role)  # type: ignore[arg-type]
+            self.from_role, self.to_role = "env", self.from_role
+            if self.to_role == "assistant":
+                self.turn_tool_steps += 1
+                self._check_turn_steps()
+        elif self.to_role == "user" and isinstance(self.user, ScriptedUser):
+            self._feed_turn(self.user)
+        elif self.to_role == "user":
+            await self._speak("user")
+        else:
+            await self._speak("assistant")
+        self.steps += 1
+
+    def _feed_turn(self, user: ScriptedUser) -> None:
+        if self.turn + 1 >= len(user.turns):
+            self._end(Termination.TURNS_DONE)
+            return
+        self._begin_turn()
+        turn = user.turns[self.turn]
+        if turn.tools is not None:
+            self.agent.tools = turn.tools
+        for m in turn.messages:
+            self.agent.history.append(m)
+            self._record(Message(role="system" if m.role == "system" else "user",
+                                 content=m.text))
+        self.from_role, self.to_role = "user", "assistant"
+
+    async def _speak(self, role: Role) -> None:
+        side = self.side(role)
+        assert side.model is not None
+        position = Position(role=role, turn=self.turn, step=side.step)
+        publish(position, self.gold.next(position) if self.gold is not None else None)
+        with raw_arguments.capture() as raw:
+            output = await side.model.generate(side.history, tools=side.tools,
+                                               config=side.config or GenerateConfig())
+        side.step += 1
+        message = output.message
+        side.history.append(message)
+        record = message_record(message, role, raw,
+                                lambda name: self.backend.requestor(role, name))
+        invocations = self.rules.decode(record) if record.tool_calls else None
+        if invocations and record.tool_calls:  # what runs is what the record says
+            decoded = {i.id: i for i in invocations}
+            for call in record.tool_calls:
+                if call.id in decoded:
+                    call.arguments = decoded[call.id].arguments
+                    call.parse_error = decoded[call.id].parse_error
+        self._record(record)
+        if role == "user" and isinstance(self.user, SimulatedUser) and any(
+                token in message.text for token in self.user.stop_tokens):
+            self._end(Termination.USER_STOP)
+        if invocations:
+            self.from_role, self.to_role, self.pending = role, "env", invocations
+        else:
+            self._deliver_text(role, message.text)
+        if role == "assistant" and self.rules.stop_tool and any(
+                i.name == self.rules.stop_tool for i in invocations or []):
+            self._end(Termination.AGENT_STOP)
+        elif role == "assistant" and self.user is None and not invocations:
+            self._end(Termination.AGENT_ERROR)  # alone, the agent may only call tools
+
+    def _deliver_text(self, role: str, text: str) -> None:
+        """Text ends the speaker's turn: the other side gets it (or the next turn)."""
+        self.from_role = role
+        if role == "assistant":
+            self.to_role = "user"
+            if isinstance(self.user, SimulatedUser):
+                self._begin_turn()
+                self.user.side.history.append(ChatMessageUser(content=text))
+        else:
+            self.to_role = "assistant"
+            self.agent.history.append(ChatMessageUser(content=text))
+
+    async def _execute(self, role: Role) -> None:
+        side = self.side(role)
+        for invocation in self.pending:
+            if invocation.parse_error is not None:
+                text, ok = self.rules.refuse(invocation), False
+            else:
+                observation = await self.backend.call(invocation.name, invocation.arguments,
+                                                      role)
+                text, ok = observation.text, observation.ok
+                if self.gold is not None:
+                    self.gold.observe(self.backend.requestor(role, invocation.name),
+                                      invocation.name)
+            self.errors += not ok
+            side.history.append(ChatMessageTool(content=text, tool_call_id=invocation.id,
+                                                function=invocation.name))
+            self._record(Message(role="tool", content=text, tool_call_id=invocation.id,
+                                 requestor=role, error=not ok))
+            _tool_event(invocation, text, ok)
+        self.pending = []
+
+    # -- limits -----------------------------------------------------------------------
+
+    def _check_turn_steps(self) -> None:
+        limit = self.rules.turn_step_limit
+        if limit is None or self.turn_tool_steps < limit:
+            return
+        if self.rules.end_episode_at_turn_step_limit:
+            self._end(Termination.TURN_STEP_LIMIT)
+        else:  # the turn is over; the next user turn follows
+            self.from_role, self.to_role = "assistant", "user"
+
+    def _check_limits(self) -> None:
+        if self.to_role == "env":
+            return
+        if self.rules.max_steps is not None and self.steps >= self.rules.max_steps:
+            self._end(Termination.MAX_STEPS)
+        if self.rules.max_errors is not None and self.errors >= self.rules.max_errors:
+            self._end(Termination.TOO_MANY_ERRORS)
+
+
+def message_record(message: ChatMessageAssistant, role: Role, raw: dict[str, str],
+                   requestor: Callable[[str], Role] | None = None) -> Message:
+    """The canonical record of a generated message, with the provider's raw argument
+    strings (`harness.raw_arguments.capture`) where they were captured."""
+    return Message(
+        role=role, content=message.text or None,
+        tool_calls=[MessageCall(
+            id=tc.id, name=tc.function,
+            arguments={} if tc.parse_error else dict(tc.arguments),
+            raw_arguments=raw.get(tc.id), parse_error=tc.parse_error,
+            requestor=requestor(tc.function) if requestor is not None else role,
+        ) for tc in message.tool_calls or []] or None)
+
+
+def _tool_event(invocation: Invocation, text: str, ok: bool) -> None:
+    """Show the call in Inspect's transcript (the model saw `text` as its result)."""
+    transcript()._event(ToolEvent(
+        id=invocation.id, function=invocation.name, arguments=invocation.arguments,
+        result=text, error=None if ok else ToolCallError("unknown", text)))

@@ -1,0 +1,160 @@
+"""Gold messages, scripts and the channel through which offline providers receive them.
+
+The episode loop (`harness.episode`) knows, before each model call, *who* is about to
+speak and *where* in the episode it is (`Position`), and — when the benchmark supplies
+a `GoldPolicy` — what the gold next message would be. It publishes both in the
+sample's store (`ModelCallContext`) right before calling the model. `envfactory/oracle`
+plays the published gold; `envfactory/replay` plays the recorded message at that
+position. Neither provider knows any benchmark: this module is their whole interface.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from inspect_ai.util import StoreModel, store_as
+from pydantic import BaseModel, Field
+
+from harness.trajectory import Role
+
+__all__ = [
+    "CallParseError",
+    "GoldCall",
+    "GoldMessage",
+    "GoldPolicy",
+    "ModelCallContext",
+    "Position",
+    "Script",
+    "ScriptPolicy",
+    "parse_call",
+    "publish",
+]
+
+
+class GoldCall(BaseModel):
+    function: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class GoldMessage(BaseModel):
+    """One gold message: tool calls, or text when there are none."""
+
+    calls: list[GoldCall] = Field(default_factory=list)
+    text: str = ""
+
+
+class Position(BaseModel):
+    """Where a model call happens: who speaks, in which user turn (0-based; -1 before
+    the first), and how many messages that speaker has produced in the turn so far."""
+
+    role: Role
+    turn: int
+    step: int
+
+
+class ModelCallContext(StoreModel):
+    """Published by the loop before every model call (the providers' only input)."""
+
+    position: Position | None = None
+    gold: GoldMessage | None = None
+
+
+def publish(position: Position, gold: GoldMessage | None) -> None:
+    """Tell offline providers where the next model call happens and what gold says."""
+    context = store_as(ModelCallContext)
+    context.position = position
+    context.gold = gold
+
+
+class GoldPolicy(Protocol):
+    """A benchmark's gold behaviour: the gold next message at a position."""
+
+    def next(self, position: Position) -> GoldMessage: ...
+
+    def observe(self, requestor: Role, name: str) -> None:
+        """A call ran (policies whose path depends on what happened track it here)."""
+
+
+class Script(BaseModel):
+    """Per role and user turn, the messages to play in order; a speaker whose messages
+    for the turn are exhausted answers `final_text` (which ends an agent's turn)."""
+
+    assistant: list[list[GoldMessage]] = Field(default_factory=list)
+    user: list[list[GoldMessage]] = Field(default_factory=list)
+    final_text: str = "Done."
+
+    def at(self, position: Position) -> GoldMessage:
+        turns = self.assistant if position.role == "assistant" else self.user
+        if 0 <= position.turn < len(turns) and position.step < len(turns[position.turn]):
+            return turns[position.turn][position.step]
+        return GoldMessage(text=self.final_text)
+
+    @classmethod
+    def of_calls(cls, turns: Sequence[Sequence[Sequence[GoldCall]]]) -> Script:
+        """An agent script from calls: per turn, per step, the calls of one message."""
+        return cls(assistant=[[GoldMessage(calls=list(step)) for step in turn]
+                              for turn in turns])
+
+
+class ScriptPolicy:
+    """A fixed script as a gold policy (the gold does not depend on what happened)."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    def next(self, position: Position) -> GoldMessage:
+        return self.script.at(position)
+
+    def observe(self, requestor: Role, name: str) -> None:
+        return None
+
+
+class CallParseError(ValueError):
+    """A recorded call string is not `name(key=value, ...)` with Python literals."""
+
+
+def parse_call(text: str, positional: Mapping[str, Sequence[str]] | None = None) -> GoldCall:
+    """Parse `name(key=value, ...)` (Python literal values) into a `GoldCall`.
+
+    Positional arguments are bound by `positional[name]` (a parameter order), when given.
+    """
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as e:
+        raise CallParseError(f"cannot parse call {text!r}: {e.msg}") from e
+    if not isinstance(node, ast.Call):
+        raise CallParseError(f"not a function call: {text!r}")
+    name = _dotted_name(node.func)
+    if name is None:
+        raise CallParseError(f"unsupported function expression in {text!r}")
+    arguments: dict[str, Any] = {}
+    try:
+        if node.args:
+            order = list((positional or {}).get(name, []))
+            if len(node.args) > len(order):
+                raise CallParseError(
+                    f"{text!r} has positional arguments and no parameter order is known "
+                    f"for {name!r}; write it as {name}(key=value, ...)"
+                )
+            for pname, arg in zip(order, node.args, strict=False):
+                arguments[pname] = ast.literal_eval(arg)
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise CallParseError(f"**kwargs are not supported in {text!r}")
+            arguments[kw.arg] = ast.literal_eval(kw.value)
+    except ValueError as e:
+        if isinstance(e, CallParseError):
+            raise
+        raise CallParseError(f"argument of {text!r} is not a Python literal: {e}") from e
+    return GoldCall(function=name, arguments=arguments)
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
