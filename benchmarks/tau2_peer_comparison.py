@@ -77,13 +77,18 @@ phone in telecom; both hash `json.dumps(model_dump(), sort_keys=True, default=st
 tool results that differ (error vs success, or parsed content). Ends with exactly ONE JSON
 line with the counts.
 
-Setting up the peer venv (kept out of this project on purpose: inspect-evals' declared
-dependencies pull `datasets`/HF; none of them is needed for τ²):
+The peer venv (kept out of this project on purpose: inspect-evals' declared
+dependencies pull `datasets`/HF; none of them is needed for τ²) is found at
+`--peer-python`, else at ~/.cache/envfactory/bench/inspect-evals-venv; `--create-peer-venv`
+makes that one from PyPI:
 
-    python -m venv /tmp/ievenv
-    /tmp/ievenv/bin/pip install inspect-ai==0.3.285
-    /tmp/ievenv/bin/pip install --no-deps inspect-evals==0.26.0
-    /tmp/ievenv/bin/pip install backoff toml jinja2 numpy tiktoken
+    python -m venv VENV
+    VENV/bin/pip install inspect-ai==0.3.285
+    VENV/bin/pip install --no-deps inspect-evals==0.26.0
+    VENV/bin/pip install backoff toml jinja2 numpy tiktoken
+
+`--quick` (CI): 2 tasks per domain, every case; without the peer venv or τ² data it
+skips, exit 0, with the reason in its JSON line.
 
 Exit status: 0 after a comparison (disagreements are findings, not failures); 2 when the
 peer interpreter is missing or cannot import `inspect_evals.tau2`; 1 if a peer driver
@@ -111,7 +116,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-DEFAULT_PEER_PYTHON = "/tmp/ievenv/bin/python"
+PEER_VENV = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory")
+                 ) / "bench" / "inspect-evals-venv"
+DEFAULT_PEER_PYTHON = next((p for p in ("/tmp/ievenv/bin/python", str(PEER_VENV / "bin/python"))
+                            if os.path.isfile(p)), str(PEER_VENV / "bin/python"))
+SHARED_TAU2 = ROOT.parent / "shared" / "data" / "tau2"
+if "TAU2_DATA_DIR" not in os.environ and SHARED_TAU2.is_dir():
+    os.environ["TAU2_DATA_DIR"] = str(SHARED_TAU2)
 DOMAINS = ("airline", "retail", "telecom")
 CASES = ("oracle", "no_info", "split_info", "fragmented_info", "info_on_tool_call", "chat_only",
          "wrong_arg", "numeric_strings", "ints_as_floats", "reordered_items", "no_transfer",
@@ -696,6 +707,16 @@ def check_peer(peer_python: str) -> str:
     return probe.stdout.strip()
 
 
+def create_peer_venv(venv: Path) -> str:
+    """The peer venv from PyPI (the recipe in the docstring)."""
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run([*pip, "inspect-ai==0.3.285"], check=True)
+    subprocess.run([*pip, "--no-deps", "inspect-evals==0.26.0"], check=True)
+    subprocess.run([*pip, "backoff", "toml", "jinja2", "numpy", "tiktoken"], check=True)
+    return str(venv / "bin" / "python")
+
+
 def parse_list(text: str, allowed: Iterable[str], what: str) -> list[str]:
     items = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in items if x not in allowed]
@@ -714,13 +735,28 @@ def main(argv: list[str] | None = None) -> int:
                     help="peer driver processes (the peer side is the slow one)")
     ap.add_argument("--out", type=Path, default=None,
                     help="write every conversation with both rewards here (JSONL)")
+    ap.add_argument("--create-peer-venv", action="store_true",
+                    help=f"create the peer venv at {PEER_VENV} first (PyPI)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 tasks per domain; skip (exit 0) without peer venv or data (CI)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.limit = args.limit or 2
     domains = parse_list(args.domains, DOMAINS, "domain")
     cases = parse_list(args.cases, CASES, "case")
+    data = os.environ.get("TAU2_DATA_DIR")
+    if args.quick and not (data and Path(data, "domains").is_dir()):
+        print(json.dumps({"skipped": f"no τ² data: TAU2_DATA_DIR={data!r} has no domains/"}))
+        return 0
+    if args.create_peer_venv:
+        args.peer_python = create_peer_venv(PEER_VENV)
     try:
         peer_version = check_peer(args.peer_python)
     except SystemExit as e:
         print(f"tau2_peer_comparison: {e}", file=sys.stderr)
+        if args.quick:
+            print(json.dumps({"skipped": str(e)}))
+            return 0
         return 2
 
     from rich.console import Console

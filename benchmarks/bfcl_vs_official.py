@@ -1,0 +1,446 @@
+"""BFCL multi-turn speed: our Inspect task vs the official `bfcl generate`, side by side.
+
+    python benchmarks/bfcl_vs_official.py [--limit 200] [--categories base] [--quick]
+
+Both harnesses talk to ONE instant, deterministic OpenAI-compatible server on 127.0.0.1
+(started by this script in its own process, so its CPU is nobody's): for a request it
+finds the BFCL entry by the conversation's first user message and answers the current
+turn with that entry's gold calls as one parallel tool-call message; after tool results
+(or on a turn without gold calls) it answers with text, which ends the turn. Same
+conversation in, same answer out, whichever harness asks; it counts the requests.
+
+* official: bfcl-eval's own `bfcl generate` CLI with its Chat Completions FC handler
+  (`OpenAICompletionsHandler`, registered under a local model name the way BFCL's
+  CONTRIBUTING adds a model), pointed at the server with `OPENAI_BASE_URL`, `--run-ids`
+  on the same entries, `--num-threads` = Inspect's default connection count. It runs
+  in its own venv, created once from PyPI and cached (`--official-venv`).
+* ours: `inspect eval tasks/bfcl_multiturn --model openai-api/local/...` on the same
+  entries, first with Inspect's defaults, then with the speed settings a user can pick
+  from `inspect eval --help` (display, realtime event buffer, sample logging).
+
+Each harness is a child process on a pseudo-terminal (what a user sees, progress
+display included); wall time and CPU time (user + system, from `wait4`, its children
+included) are per run. Reported per request served, with ratios ours / official.
+The machine may be shared: CPU time is the steadier figure. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import pty
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BFCL_VERSION = "2025.8.6.2"
+CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+CACHE = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
+OFFICIAL_VENV = CACHE / "bench" / "bfcl-official-venv"
+MODEL = "bench-instant-FC"  # "-FC": the official handler strips it before sending
+THREADS = 10  # Inspect's default max_connections for openai-api; official default is 1
+
+# Ours: label -> extra `inspect eval` options (all documented in `inspect eval --help`).
+SETTINGS: dict[str, list[str]] = {
+    "defaults": [],
+    "display none": ["--display", "none"],
+    "display none, no realtime": ["--display", "none", "--no-log-realtime"],
+    "display none, no realtime, no samples": [
+        "--display", "none", "--no-log-realtime", "--no-log-samples"],
+}
+FAST = "display none, no realtime"  # keeps every sample in the log
+
+# `bfcl generate` with one extra model entry, registered as BFCL's CONTRIBUTING describes.
+OFFICIAL_LAUNCHER = f"""
+import sys
+from bfcl_eval.constants.model_config import MODEL_CONFIG_MAPPING, ModelConfig
+from bfcl_eval.model_handler.api_inference.openai_completion import OpenAICompletionsHandler
+MODEL_CONFIG_MAPPING[{MODEL!r}] = ModelConfig(
+    model_name={MODEL!r}, display_name={MODEL!r}, url="", org="", license="",
+    model_handler=OpenAICompletionsHandler, input_price=None, output_price=None,
+    is_fc_model=True, underscore_to_dot=True)
+from bfcl_eval.__main__ import cli
+sys.argv[0] = "bfcl"
+cli()
+"""
+
+
+# -- the instant server -----------------------------------------------------------------
+
+
+def bfcl_data() -> Path:
+    import bfcl_eval
+
+    return Path(bfcl_eval.__file__).parent / "data"
+
+
+def select_entries(categories: list[str], limit: int) -> list[dict[str, Any]]:
+    """The first entries of each category, `limit` in all, spread evenly."""
+    share, extra = divmod(limit, len(categories))
+    chosen = []
+    for n, cat in enumerate(categories):
+        name = f"BFCL_v3_multi_turn_{cat}.json"
+        lines = (bfcl_data() / name).read_text().splitlines()
+        gold = (bfcl_data() / "possible_answer" / name).read_text().splitlines()
+        for line, answer in list(zip(lines, gold, strict=True))[: share + (n < extra)]:
+            entry = json.loads(line)
+            entry["ground_truth"] = json.loads(answer)["ground_truth"]
+            chosen.append(entry)
+    return chosen
+
+
+def param_order() -> dict[str, list[str]]:
+    """Parameter names of every multi-turn function, in schema order (positional gold)."""
+    order = {}
+    for doc in (bfcl_data() / "multi_turn_func_doc").glob("*.json"):
+        for line in doc.read_text().splitlines():
+            f = json.loads(line)
+            order[f["name"]] = list(f["parameters"].get("properties", {}))
+    return order
+
+
+def gold_call(text: str, order: dict[str, list[str]]) -> tuple[str, str]:
+    """`mv(source='a', destination='b')` -> ("mv", '{"source": "a", ...}')."""
+    call = ast.parse(text, mode="eval").body
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name), text
+    positional = [ast.literal_eval(a) for a in call.args]
+    args = dict(zip(order.get(call.func.id, []), positional, strict=False))
+    args.update({k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg})
+    return call.func.id, json.dumps(args)
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+class Policy:
+    """Gold calls of the current turn after a user message; text after tool results."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        order = param_order()
+        self.by_opener: dict[str, list[tuple[set[str], list[list[tuple[str, str]]]]]] = {}
+        for e in entries:
+            opener = next(m["content"] for m in e["question"][0] if m["role"] == "user")
+            turns = [[gold_call(c, order) for c in turn] for turn in e["ground_truth"]]
+            names = {name for turn in turns for name, _ in turn}
+            self.by_opener.setdefault(opener, []).append((names, turns))
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+              n: int) -> dict[str, Any]:
+        users = [text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+        candidates = self.by_opener.get(users[0] if users else "", [])
+        offered = {t.get("function", {}).get("name") for t in tools}
+        # same opener in two entries: prefer the one whose gold uses only offered tools
+        turns = next((t for names, t in candidates if names <= offered),
+                     candidates[0][1] if candidates else [])
+        turn = len(users) - 1
+        if messages and messages[-1].get("role") == "user" and turn < len(turns) \
+                and turns[turn]:
+            calls = [{"id": f"call_{n}_{i}", "type": "function",
+                      "function": {"name": name, "arguments": args}}
+                     for i, (name, args) in enumerate(turns[turn])]
+            return {"role": "assistant", "content": None, "tool_calls": calls}
+        return {"role": "assistant", "content": "Done."}
+
+
+def serve(port: int, entries_file: str) -> None:
+    policy = Policy(json.loads(Path(entries_file).read_text()))
+    lock, count = threading.Lock(), [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def send(self, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # /stats: requests served since the last reset
+            with lock:
+                self.send({"requests": count[0]})
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path.endswith("/reset"):
+                with lock:
+                    count[0] = 0
+                return self.send({})
+            with lock:
+                count[0] += 1
+                n = count[0]
+            message = policy.reply(request.get("messages", []), request.get("tools", []), n)
+            self.send({
+                "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+                "model": request.get("model", MODEL),
+                "choices": [{"index": 0, "message": message, "logprobs": None,
+                             "finish_reason": "tool_calls" if message.get("tool_calls")
+                             else "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            })
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+class Server:
+    def __init__(self, entries: list[dict[str, Any]], workdir: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        path = workdir / "entries.json"
+        path.write_text(json.dumps(entries))
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", str(self.port),
+                                      str(path)])
+        for _ in range(200):
+            try:
+                self.requests()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the instant server did not start")
+
+    def requests(self) -> int:
+        with urllib.request.urlopen(f"{self.url}/stats", timeout=5) as r:
+            return int(json.load(r)["requests"])
+
+    def reset(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/reset", b"{}"), timeout=5)
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+
+# -- running a harness ------------------------------------------------------------------
+
+
+def run_timed(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Run `cmd` on a pseudo-terminal; wall and CPU (user + sys, children included)."""
+    master, slave = pty.openpty()
+    output = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            output.extend(chunk)
+            del output[:-20000]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env={**os.environ, "COLUMNS": "120", "LINES": "40", **env},
+                            cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(timeout=5)
+    os.close(master)
+    return {"rc": proc.returncode, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "tail": output.decode(errors="replace")[-3000:]}
+
+
+def official_venv(path: Path) -> tuple[Path | None, str]:
+    """The official harness's own venv (created from PyPI once, then reused)."""
+    python = path / "bin" / "python"
+    if (path / ".complete").exists():
+        return python, "cached"
+    print(f"creating {path} (pip install bfcl-eval=={BFCL_VERSION}, about a minute)...",
+          file=sys.stderr)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
+        # soundfile: qwen-agent imports it without declaring it (`bfcl` fails otherwise)
+        subprocess.run([str(python), "-m", "pip", "install", "-q",
+                        f"bfcl-eval=={BFCL_VERSION}", "soundfile"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([str(python), "-c", "import bfcl_eval.__main__"], check=True,
+                       env={**os.environ, "BFCL_PROJECT_ROOT": tempfile.mkdtemp()})
+    except (subprocess.CalledProcessError, OSError) as e:
+        return None, f"official venv could not be created: {e}"
+    (path / ".complete").write_text(BFCL_VERSION)
+    return python, "created"
+
+
+def run_official(python: Path, entries: list[dict[str, Any]], server: Server,
+                 workdir: Path) -> dict[str, Any]:
+    project = Path(tempfile.mkdtemp(dir=workdir, prefix="official_"))
+    ids: dict[str, list[str]] = {}
+    for e in entries:
+        ids.setdefault(e["id"].rsplit("_", 1)[0], []).append(e["id"])
+    (project / "test_case_ids_to_generate.json").write_text(json.dumps(ids))
+    cmd = [str(python), "-c", OFFICIAL_LAUNCHER, "generate", "--model", MODEL,
+           "--run-ids", "--num-threads", str(THREADS), "--result-dir", "result", "-o"]
+    env = {"BFCL_PROJECT_ROOT": str(project), "OPENAI_BASE_URL": server.url,
+           "OPENAI_API_KEY": "bench"}
+    server.reset()
+    run = run_timed(cmd, env, project)
+    run["requests"] = server.requests()
+    results = list((project / "result").rglob("*_result.json"))
+    run["entries_done"] = sum(len(p.read_text().splitlines()) for p in results)
+    return run
+
+
+def run_ours(options: list[str], entries: list[dict[str, Any]], server: Server,
+             workdir: Path) -> dict[str, Any]:
+    log_dir = Path(tempfile.mkdtemp(dir=workdir, prefix="ours_"))
+    categories = sorted({e["id"].rsplit("_", 1)[0].removeprefix("multi_turn_")
+                         for e in entries})
+    cmd = [str(Path(sys.executable).parent / "inspect"), "eval", "tasks/bfcl_multiturn",
+           "--model", f"openai-api/local/{MODEL}", "--model-base-url", server.url,
+           "-T", f"category={','.join(categories)}",
+           "--sample-id", ",".join(e["id"] for e in entries), "--log-dir", str(log_dir),
+           *options]
+    server.reset()
+    run = run_timed(cmd, {"LOCAL_API_KEY": "bench"}, ROOT)
+    run["requests"] = server.requests()
+    run["accuracy"] = accuracy(log_dir)
+    return run
+
+
+def accuracy(log_dir: Path) -> float | None:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info, header_only=True)
+        if log.results and log.results.scores:
+            metric = log.results.scores[0].metrics.get("overall")
+            return None if metric is None else round(metric.value, 4)
+    return None
+
+
+# -- report -----------------------------------------------------------------------------
+
+
+def per_request(run: dict[str, Any]) -> dict[str, Any]:
+    n = max(run["requests"], 1)
+    return {"requests": run["requests"], "wall_s": round(run["wall_s"], 2),
+            "cpu_s": round(run["cpu_s"], 2), "wall_ms_per_request": round(
+                1000 * run["wall_s"] / n, 2), "cpu_ms_per_request": round(
+                1000 * run["cpu_s"] / n, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--limit", type=int, default=200, help="entries in all (default 200)")
+    ap.add_argument("--categories", default="base",
+                    help="comma-separated subset of " + ", ".join(CATEGORIES))
+    ap.add_argument("--quick", action="store_true",
+                    help="10 entries, defaults and the fast settings only (CI)")
+    ap.add_argument("--official-venv", type=Path, default=OFFICIAL_VENV)
+    ap.add_argument("--settings", default=None,
+                    help="|-separated labels of ours to run (default: all): "
+                    + " | ".join(SETTINGS))
+    ap.add_argument("--try", dest="extra", action="append", default=[], metavar="OPTIONS",
+                    help="also run ours with these `inspect eval` options (repeatable)")
+    ap.add_argument("--serve", nargs=2, metavar=("PORT", "ENTRIES"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(int(args.serve[0]), args.serve[1])
+        return 0
+    if args.quick:
+        args.limit, args.settings = 10, args.settings or f"defaults|{FAST}"
+    labels = args.settings.split("|") if args.settings else list(SETTINGS)
+    for options in args.extra:
+        SETTINGS[options] = options.split()
+        labels.append(options)
+    categories = args.categories.split(",")
+
+    from importlib.metadata import version
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 150)
+    entries = select_entries(categories, args.limit)
+    python, venv_note = official_venv(args.official_venv)
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bfcl_vs_official_") as tmp:
+        server = Server(entries, Path(tmp))
+        try:
+            if python is not None:
+                console.print(f"[dim]official bfcl generate: {len(entries)} entries...[/dim]")
+                runs["official"] = run_official(python, entries, server, Path(tmp))
+            for label in labels:
+                console.print(f"[dim]ours ({label}): {len(entries)} entries...[/dim]")
+                runs[label] = run_ours(SETTINGS[label], entries, server, Path(tmp))
+        finally:
+            server.close()
+    for name, run in runs.items():
+        if run["rc"] != 0:
+            console.print(f"[red]{name} exited {run['rc']}[/red]\n{run['tail']}")
+
+    official = per_request(runs["official"]) if "official" in runs else None
+    table = Table(title=f"BFCL multi-turn, {len(entries)} entries ({args.categories}), "
+                  "instant local server")
+    for col in ("harness", "options", "requests", "wall s", "CPU s", "wall ms/req",
+                "CPU ms/req", "wall ×official", "CPU ×official", "accuracy"):
+        table.add_column(col, justify="left" if col in ("harness", "options") else "right")
+    figures: dict[str, Any] = {}
+    for name, run in runs.items():
+        f = per_request(run)
+        if official and name != "official":
+            f["wall_ratio_vs_official"] = round(
+                f["wall_ms_per_request"] / official["wall_ms_per_request"], 2)
+            f["cpu_ratio_vs_official"] = round(
+                f["cpu_ms_per_request"] / official["cpu_ms_per_request"], 2)
+        f["accuracy"] = run.get("accuracy")
+        f["ok"] = run["rc"] == 0
+        figures[name] = f
+        if name == "official":
+            f["entries_done"] = run["entries_done"]
+            label, options = "official bfcl generate", f"--num-threads {THREADS}"
+        else:
+            label, options = f"ours: {name}", " ".join(SETTINGS[name]) or "(none)"
+        table.add_row(label, options, str(f["requests"]), f"{f['wall_s']:.1f}", f"{f['cpu_s']:.1f}",
+                      f"{f['wall_ms_per_request']:.1f}", f"{f['cpu_ms_per_request']:.1f}",
+                      str(f.get("wall_ratio_vs_official", "-")),
+                      str(f.get("cpu_ratio_vs_official", "-")),
+                      "-" if f["accuracy"] is None else str(f["accuracy"]))
+    console.print(table)
+    console.print("target: CPU per request ≤ 1.5× official with defaults, ≤ 1× with the "
+                  "documented speed settings")
+
+    line: dict[str, Any] = {
+        "entries": len(entries), "categories": categories,
+        "requests": {k: v["requests"] for k, v in figures.items()},
+        "cpu_ratio_vs_official": figures.get("defaults", {}).get("cpu_ratio_vs_official"),
+        "wall_ratio_vs_official": figures.get("defaults", {}).get("wall_ratio_vs_official"),
+        "fast_settings": " ".join(SETTINGS[FAST]),
+        "fast_cpu_ratio_vs_official": figures.get(FAST, {}).get("cpu_ratio_vs_official"),
+        "fast_wall_ratio_vs_official": figures.get(FAST, {}).get("wall_ratio_vs_official"),
+        "official_threads": THREADS, "official": venv_note if python else None,
+        "skipped_official": None if python else venv_note,
+        "versions": {"inspect_ai": version("inspect_ai"), "bfcl_eval": BFCL_VERSION,
+                     "python": sys.version.split()[0]},
+        "runs": figures,
+    }
+    print(json.dumps(line), flush=True)
+    return 0 if all(r["rc"] == 0 for r in runs.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
