@@ -9,11 +9,25 @@ it never raises, and a write tool that fails leaves the state exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar, get_type_hints, overload
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    NamedTuple,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -145,7 +159,15 @@ class Environment:
 
     Subclasses set `name` and `State`, write tools as typed methods that read and write
     `self.state`, and raise `ToolError` for business-rule failures. Time and randomness
-    must come from the state (a `now` field, a seed), never from the clock.
+    must come from the state (a `now` field, a seed), never from the clock: tools are
+    deterministic functions of (state, arguments), which is what lets a failed write be
+    rolled back by replaying the episode's earlier writes instead of copying the state
+    before every write (see `_checkpoint`).
+
+    Adapters whose state is not a Pydantic model (BFCL backends, EnvFactory-format
+    modules) keep this `call()` and override only the hooks below: `_lookup`,
+    `_tool_names`, `_needs_checkpoint`, `_parse`, `_execute`, `_failure_message`,
+    `_checkpoint`, `_rollback`, `_commit`, plus `snapshot`/`restore`/`tools`.
     """
 
     name: ClassVar[str] = ""
@@ -160,6 +182,13 @@ class Environment:
     strict_arguments: ClassVar[bool] = False
     _tools: ClassVar[dict[str, _BoundTool]]
 
+    # Bookkeeping of the rollback scheme (class defaults so that adapters, which do not
+    # run `Environment.__init__`, still have them).
+    _depth: int = 0  # > 0 while a tool of this instance runs
+    _exposed: bool = True  # code outside call() may hold a reference into the state
+    _base: dict[str, Any] | None = None  # python dump of the state before `_journal`
+    _journal: list[tuple[_BoundTool, dict[str, Any]]]
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         tools: dict[str, _BoundTool] = {}
@@ -168,19 +197,44 @@ class Environment:
             if mark is not None:
                 tools[attr] = _BoundTool(value, mark["write"], cls.strict_arguments)
         cls._tools = tools
+        state = cls.__dict__.get("State")
+        if isinstance(state, type) and issubclass(state, BaseModel):
+            _check_json_exact(cls, state)
 
     def __init__(self, state: BaseModel | Mapping[str, Any] | None = None) -> None:
         if state is None:
-            self.state = self.default_state()
+            model = self.default_state()
         elif isinstance(state, BaseModel):
-            self.state = self.State.model_validate(state.model_dump())
+            model = self.State.model_validate(state.model_dump())
         else:
-            self.state = self.State.model_validate(state)
+            model = self.State.model_validate(state)
+        self._adopt(model)
 
     @classmethod
     def default_state(cls) -> BaseModel:
         """The world a fresh instance starts in (pool environments return seeded data)."""
         return cls.State()
+
+    # -- the state --------------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The live state. Reading it from outside a tool marks it as shared (see
+        `_checkpoint`): edits made through such a reference are never lost."""
+        if not self._depth:
+            self._exposed = True
+        return self._state
+
+    @state.setter
+    def state(self, value: BaseModel) -> None:
+        self._state = value
+        if not self._depth:  # the caller keeps a reference to what it assigned
+            self._exposed, self._base, self._journal = True, None, []
+
+    def _adopt(self, model: BaseModel) -> None:
+        """Make `model`, which no one else references, the live state."""
+        self._state = model
+        self._exposed, self._base, self._journal = False, None, []
 
     # -- the contract -------------------------------------------------------------
 
@@ -195,9 +249,15 @@ class Environment:
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """Validate and run one tool call. Never raises; a failed write changes nothing."""
-        bound = self._tools.get(name) if isinstance(name, str) else None
-        if bound is None:
-            available = ", ".join(sorted(self._tools))
+        try:
+            return self._call(name, arguments)
+        except Exception as e:  # noqa: BLE001 - a hook failed outside its guard
+            return ToolResult(ok=False, error=f"Tool {name!r} failed: {type(e).__name__}: {e}")
+
+    def _call(self, name: Any, arguments: Any) -> ToolResult:
+        tool = self._lookup(name) if isinstance(name, str) else None
+        if tool is None:
+            available = ", ".join(sorted(self._tool_names()))
             return ToolResult(
                 ok=False, error=f"Unknown tool {name!r}. Available tools: {available}."
             )
@@ -210,39 +270,199 @@ class Environment:
                 f"got {type(arguments).__name__}.",
             )
         try:
-            parsed = bound.arguments_model.model_validate(dict(arguments))
+            kwargs = self._parse(tool, arguments)
         except ValidationError as e:
             return ToolResult(ok=False, error=_format_validation_error(name, e))
-        kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
-        # A plain dump (pydantic-core, ~50x faster than a deep copy) is the undo record;
-        # it is only turned back into a model when a write actually fails.
-        backup = self.state.model_dump() if bound.write else None
-        try:
-            value = getattr(self, bound.method_name)(**kwargs)
-            content = to_jsonable_python(value)
         except ToolError as e:
-            self._rollback(backup)
             return ToolResult(ok=False, error=str(e))
+        checkpoint: Any = None
+        write = self._needs_checkpoint(tool)
+        if write:
+            try:
+                checkpoint = self._checkpoint(tool, arguments)
+            except Exception as e:  # noqa: BLE001 - nothing ran, nothing changed
+                return ToolResult(ok=False, error=f"Tool {name!r} was not run: taking its "
+                                  f"undo record failed: {type(e).__name__}: {e}")
+        error: str | None = None
+        self._depth += 1
+        try:
+            content = to_jsonable_python(self._execute(tool, kwargs))
+        except ToolError as e:
+            error = str(e)
         except (Exception, PydanticSerializationError) as e:  # noqa: BLE001 - never raise
-            self._rollback(backup)
-            return ToolResult(
-                ok=False, error=f"Tool {name!r} failed: {type(e).__name__}: {e}"
-            )
+            error = self._failure_message(name, e)
+        finally:
+            self._depth -= 1
+        if error is not None:
+            if write:
+                self._rollback(checkpoint)
+            return ToolResult(ok=False, error=error)
+        if write:
+            self._commit(checkpoint)
         return ToolResult(ok=True, content=content)
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain JSON; `restore(snapshot())` is the identity."""
-        return self.state.model_dump(mode="json")
+        return self._state.model_dump(mode="json")
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Replace the state with one produced by `snapshot()`."""
-        self.state = self.State.model_validate(snapshot)
+        self._adopt(self.State.model_validate(snapshot))
 
-    # -- helpers ------------------------------------------------------------------
+    # -- hooks: how to find, validate and execute a tool ---------------------------
 
-    def _rollback(self, backup: dict[str, Any] | None) -> None:
-        if backup is not None:
-            self.state = self.State.model_validate(backup)
+    def _lookup(self, name: str) -> Any:
+        """The tool called `name`, or None (then the call is an unknown-tool error)."""
+        return self._tools.get(name)
+
+    def _tool_names(self) -> Iterable[str]:
+        """Names listed in the unknown-tool error."""
+        return self._tools
+
+    def _needs_checkpoint(self, tool: Any) -> bool:
+        """Whether the tool may change the state (then it runs atomically)."""
+        return bool(tool.write)
+
+    def _parse(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments for `_execute`; raises ValidationError or ToolError."""
+        parsed = tool.arguments_model.model_validate(dict(arguments))
+        return {field: getattr(parsed, field) for field in type(parsed).model_fields}
+
+    def _execute(self, tool: Any, kwargs: dict[str, Any]) -> Any:
+        """Run the tool; raise ToolError (message for the model) or any exception."""
+        return getattr(self, tool.method_name)(**kwargs)
+
+    def _failure_message(self, name: str, error: BaseException) -> str:
+        """What the model reads when a tool raised something other than ToolError."""
+        return f"Tool {name!r} failed: {type(error).__name__}: {error}"
+
+    # -- hooks: atomic writes ------------------------------------------------------------
+    #
+    # Fast path (the state was only ever touched by this instance's tools since it was
+    # restored or created): no copy per write. The first write keeps a python dump of the
+    # state as the rollback base; each successful write is journaled (tool and a private
+    # copy of its arguments). A failed write rebuilds the state from the base and replays
+    # the journal, which is exact because tools are deterministic.
+    #
+    # Shared path (someone read or assigned `env.state` from outside a tool, so edits may
+    # have been made that the journal does not know about): a dump of the state before
+    # every write, as an undo record taken at the moment of the call.
+
+    def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
+        if not self._exposed:
+            if self._base is None:
+                self._base = self._state.model_dump()
+            try:
+                return _JournalEntry(tool, copy.deepcopy(dict(arguments)))
+            except Exception:  # noqa: BLE001 - arguments that cannot be copied: dump
+                pass
+        self._base, self._journal = None, []
+        self._exposed = True  # the journal is void until the next restore()
+        return self._state.model_dump()
+
+    def _rollback(self, checkpoint: Any) -> None:
+        if isinstance(checkpoint, _JournalEntry):
+            assert self._base is not None
+            self._state = self.State.model_validate(self._base)
+            self._depth += 1
+            try:
+                for tool, arguments in self._journal:
+                    with contextlib.suppress(Exception):  # cannot happen: deterministic
+                        self._execute(tool, self._parse(tool, copy.deepcopy(arguments)))
+            finally:
+                self._depth -= 1
+        else:
+            self._state = _revive(self.State, checkpoint)
+
+    def _commit(self, checkpoint: Any) -> None:
+        if isinstance(checkpoint, _JournalEntry):
+            self._journal.append((checkpoint.tool, checkpoint.arguments))
+
+
+class _JournalEntry(NamedTuple):
+    tool: Any
+    arguments: dict[str, Any]
+
+
+def _revive(model: type[BaseModel], dump: dict[str, Any]) -> BaseModel:
+    """The model a python-mode dump came from. Validation first; a state that no longer
+    validates (a tool stored 2.5 in an `int` field) is rebuilt without validation, so a
+    rollback never fails because of what an earlier write left."""
+    try:
+        return model.model_validate(dump)
+    except ValidationError:
+        return _construct(model, dump)
+
+
+def _construct(model: type[BaseModel], data: Any) -> Any:
+    if not isinstance(data, Mapping):
+        return data
+    values = {name: _construct_as(field.annotation, data[name])
+              for name, field in model.model_fields.items() if name in data}
+    return model.model_construct(**values)
+
+
+def _construct_as(annotation: Any, value: Any) -> Any:
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _construct(annotation, value)
+    if origin is Annotated:
+        return _construct_as(args[0], value)
+    if origin in (Union, types.UnionType):
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        if isinstance(value, Mapping) and len(models) == 1:
+            return _construct(models[0], value)
+        containers = [a for a in args if get_origin(a) in (dict, list)]
+        return _construct_as(containers[0], value) if len(containers) == 1 else value
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return {k: _construct_as(args[1], v) for k, v in value.items()}
+    if origin is list and isinstance(value, list) and args:
+        return [_construct_as(args[0], v) for v in value]
+    return value
+
+
+def _check_json_exact(env: type, state: type[BaseModel]) -> None:
+    """Refuse a State whose snapshot could not round-trip exactly.
+
+    `snapshot()` is JSON; a field typed `Any`, `object`, a bare `dict`/`list` or an
+    arbitrary class keeps whatever Python value a tool put there, and JSON loses what
+    it cannot say (int dict keys come back as str, tuples as lists, objects not at all).
+    Typed fields are brought back to their types by validation, so they are exact.
+    """
+    bad = _untyped_path(state.__pydantic_core_schema__, ())
+    if bad is not None:
+        raise TypeError(
+            f"{env.__name__}.State ({state.__name__}): field {'.'.join(bad) or '?'} is "
+            "untyped (Any, object, bare dict/list or an arbitrary class), so snapshots "
+            "would not round-trip exactly. Give it a JSON type (a model, dict[str, X], "
+            "pydantic.JsonValue)."
+        )
+
+
+def _untyped_path(schema: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    if isinstance(schema, list):
+        for item in schema:
+            found = _untyped_path(item, path)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("type") in ("any", "is-instance"):
+        return path
+    for key, value in schema.items():
+        if key in ("serialization", "metadata", "ref", "json_schema"):
+            continue  # json_schema: the JSON side of json-or-python (JsonValue) is any
+        if key == "fields" and isinstance(value, dict):
+            for fname, fschema in value.items():
+                found = _untyped_path(fschema, (*path, fname))
+                if found is not None:
+                    return found
+            continue
+        found = _untyped_path(value, path)
+        if found is not None:
+            return found
+    return None
 
 
 def _format_validation_error(tool_name: str, error: ValidationError) -> str:

@@ -9,7 +9,8 @@ instance has its own `api` — isolation without a process per episode.
 
 Schemas come from the FastMCP wrappers (what an MCP client would see); arguments are
 validated by the wrappers' own Pydantic argument models; state is the API's
-`save_scenario()` and a failed call is rolled back with `load_scenario()`.
+`save_scenario()` and a failed call is rolled back with `load_scenario()` (through
+`Environment.call`, whose hooks this adapter fills in).
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ import importlib.util
 import inspect
 import itertools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from envs.base import Environment, ToolResult, ToolSpec, _format_validation_error
+from envs.base import Environment, ToolError, ToolSpec
 
 __all__ = ["EnvFactoryFormatEnvironment", "FormatError", "load_directory"]
 
@@ -80,8 +80,8 @@ class EnvFactoryFormatEnvironment(Environment):
         self.module = _load_module(self.path)
         server, self.api = _find(self.module, self.path)
         self.server_name = str(server.name)
-        self._tools = {t.name: t for t in server._tool_manager.list_tools()
-                       if t.name not in _SCENARIO_METHODS}
+        self._mcp_tools = {t.name: t for t in server._tool_manager.list_tools()
+                           if t.name not in _SCENARIO_METHODS}
         if scenario is not None:
             self.restore(scenario)
 
@@ -91,7 +91,7 @@ class EnvFactoryFormatEnvironment(Environment):
 
     def tools(self) -> list[ToolSpec]:
         specs = []
-        for t in self._tools.values():
+        for t in self._mcp_tools.values():
             params = {k: v for k, v in t.parameters.items() if k != "title"}
             params["properties"] = {k: {f: x for f, x in v.items() if f != "title"}
                                     for k, v in params.get("properties", {}).items()}
@@ -100,27 +100,38 @@ class EnvFactoryFormatEnvironment(Environment):
                                   parameters=params, write=not t.name.startswith(READ_PREFIXES)))
         return sorted(specs, key=lambda s: s.name)
 
-    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
-        tool = self._tools.get(name) if isinstance(name, str) else None
-        if tool is None:
-            return ToolResult(ok=False, error=f"Unknown tool {name!r}. Available tools: "
-                              f"{', '.join(sorted(self._tools))}.")
-        if not isinstance(arguments, Mapping | None):
-            return ToolResult(ok=False, error=f"Arguments for tool {name!r} must be an object.")
-        try:
-            parsed = tool.fn_metadata.arg_model.model_validate(dict(arguments or {}))
-        except ValidationError as e:
-            return ToolResult(ok=False, error=_format_validation_error(name, e))
+    # -- Environment hooks: the contract's call() over the FastMCP wrappers -----------
+
+    def _lookup(self, name: str) -> Any:
+        return self._mcp_tools.get(name)
+
+    def _tool_names(self) -> Iterable[str]:
+        return self._mcp_tools
+
+    def _needs_checkpoint(self, tool: Any) -> bool:
+        return True  # the format declares no read/write: every call runs atomically
+
+    def _parse(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if tool.is_async:
-            return ToolResult(ok=False, error=f"Tool {name!r} is async; only sync tools "
-                              "are supported in-process (serve it over MCP instead)")
-        backup = self.snapshot()
-        try:
-            value = tool.fn(**parsed.model_dump_one_level())
-            return ToolResult(ok=True, content=to_jsonable_python(value))
-        except Exception as e:  # noqa: BLE001 - never raise; the wrapper's reason is kept
-            self.restore(backup)
-            return ToolResult(ok=False, error=str(e) or type(e).__name__)
+            raise ToolError(f"Tool {tool.name!r} is async; only sync tools are supported "
+                            "in-process (serve it over MCP instead)")
+        parsed = tool.fn_metadata.arg_model.model_validate(dict(arguments))
+        return dict(parsed.model_dump_one_level())
+
+    def _execute(self, tool: Any, kwargs: dict[str, Any]) -> Any:
+        return tool.fn(**kwargs)
+
+    def _failure_message(self, name: str, error: BaseException) -> str:
+        return str(error) or type(error).__name__  # the wrapper's own reason, as MCP shows
+
+    def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        return self.snapshot()
+
+    def _rollback(self, checkpoint: dict[str, Any]) -> None:
+        self.restore(checkpoint)
+
+    def _commit(self, checkpoint: dict[str, Any]) -> None:
+        pass
 
     def snapshot(self) -> dict[str, Any]:
         data = to_jsonable_python(self.api.save_scenario())

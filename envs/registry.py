@@ -59,8 +59,24 @@ def _pool_entries() -> list[EnvEntry]:
     ]
 
 
+def _tau2_entries() -> list[EnvEntry]:
+    """τ²'s toolkits, each alone on the release database (`tau2/telecom` without the
+    phone it is synced with in an episode: that coupling lives in `Tau2World`)."""
+    from envs.tau2.airline import Airline
+    from envs.tau2.retail import Retail
+    from envs.tau2.telecom import TelecomAgent
+    from envs.tau2.telecom_user import TelecomUser
+
+    return [
+        EnvEntry(name=cls.name, source="tau2 (release data)",
+                 description=cls.description or f"τ² {cls.name.removeprefix('tau2/')} "
+                 f"toolkit ({cls.requestor})", factory=cls, specs=cls.tool_specs)
+        for cls in (Airline, Retail, TelecomAgent, TelecomUser)
+    ]
+
+
 def all_entries() -> list[EnvEntry]:
-    return sorted(_pool_entries() + _bfcl_entries(), key=lambda e: e.name)
+    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries(), key=lambda e: e.name)
 
 
 def _import_entry(spec: str) -> EnvEntry:

@@ -1,8 +1,15 @@
-"""A `World`: the named environments of one multi-environment episode.
+"""A `World`: the named environments of one episode, and who may call which.
 
 Tasks span one or more environments; the model sees their tools under qualified
 names (`calendar-add_event`, EnvFactory's "Server-tool" convention). The world routes a
 qualified call to its environment, and snapshots/restores all of them together.
+
+Each environment belongs to one requestor (`"assistant"` by default; τ²'s telecom
+phone belongs to the simulated `"user"`): a requestor can only call the tools of its
+own environments. `after_call` runs after every call that reached an environment,
+so couplings between environments (τ² telecom's `sync_tools`) live in one place.
+Every benchmark's episode world is this class or a thin subclass of it
+(`envs.tau2.world.Tau2World`, `envs.bfcl.environment.BfclWorld`).
 """
 
 from __future__ import annotations
@@ -13,9 +20,11 @@ from typing import Any
 from envs import registry
 from envs.base import Environment, ToolResult, ToolSpec
 
-__all__ = ["SEPARATOR", "World", "qualify", "split_name"]
+__all__ = ["ASSISTANT", "SEPARATOR", "USER", "World", "qualify", "split_name"]
 
 SEPARATOR = "-"
+ASSISTANT = "assistant"
+USER = "user"
 
 
 def qualify(env: str, tool: str) -> str:
@@ -32,33 +41,60 @@ def split_name(qualified: str, envs: Mapping[str, Any]) -> tuple[str, str] | Non
 
 
 class World:
-    """Fresh instances of the named environments, optionally from given snapshots."""
+    """The environments of one episode: registry names (fresh instances, optionally
+    from given snapshots) and/or ready instances, each owned by a requestor."""
 
-    def __init__(self, names: list[str],
-                 states: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, names: list[str] | None = None,
+                 states: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 envs: Mapping[str, Environment] | None = None,
+                 requestors: Mapping[str, str] | None = None) -> None:
         self.envs: dict[str, Environment] = {}
-        for name in names:
-            env = registry.create(name)
-            if states and name in states:
-                env.restore(states[name])
-            self.envs[name] = env
+        for name in names or []:
+            self.envs[name] = registry.create(name)
+        self.envs.update(envs or {})
+        for name, snapshot in (states or {}).items():
+            if name in self.envs:
+                self.envs[name].restore(snapshot)
+        self.requestors: dict[str, str] = {
+            name: (requestors or {}).get(name, ASSISTANT) for name in self.envs}
 
-    def tools(self) -> list[tuple[str, ToolSpec]]:
-        """(qualified name, spec) for every tool of every environment."""
+    def owned_by(self, requestor: str) -> list[str]:
+        """Names of the environments whose tools `requestor` may call."""
+        return [name for name, owner in self.requestors.items() if owner == requestor]
+
+    def tools(self, requestor: str | None = None) -> list[tuple[str, ToolSpec]]:
+        """(qualified name, spec) for every tool of every environment (of `requestor`)."""
         return [(qualify(name, spec.name), spec)
-                for name, env in self.envs.items() for spec in env.tools()]
+                for name, env in self.envs.items()
+                if requestor is None or self.requestors[name] == requestor
+                for spec in env.tools()]
 
-    def call(self, env: str, tool: str, arguments: Mapping[str, Any] | None) -> ToolResult:
+    def call(self, env: str, tool: str, arguments: Mapping[str, Any] | None,
+             requestor: str = ASSISTANT) -> ToolResult:
         if env not in self.envs:
             return ToolResult(ok=False, error=f"Unknown environment {env!r}; this episode has "
                               f"{', '.join(self.envs)}.")
-        return self.envs[env].call(tool, arguments)
+        if self.requestors[env] != requestor:
+            return ToolResult(ok=False, error=f"Environment {env!r} belongs to the "
+                              f"{self.requestors[env]}, not the {requestor}.")
+        result = self.envs[env].call(tool, arguments)
+        self.after_call(env, tool, result)
+        return result
 
-    def call_qualified(self, qualified: str, arguments: Mapping[str, Any] | None) -> ToolResult:
+    def call_qualified(self, qualified: str, arguments: Mapping[str, Any] | None,
+                       requestor: str = ASSISTANT) -> ToolResult:
         parts = split_name(qualified, self.envs)
         if parts is None:
             return ToolResult(ok=False, error=f"Unknown tool {qualified!r}.")
-        return self.call(*parts, arguments)
+        return self.call(*parts, arguments, requestor=requestor)
+
+    def after_call(self, env: str, tool: str, result: ToolResult) -> None:
+        """Hook run after every call that reached an environment (default: nothing)."""
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         return {name: env.snapshot() for name, env in self.envs.items()}
+
+    def restore(self, snapshots: Mapping[str, Mapping[str, Any]]) -> None:
+        """Restore the named environments from `snapshot()`'s output."""
+        for name, snapshot in snapshots.items():
+            self.envs[name].restore(snapshot)

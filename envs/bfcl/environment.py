@@ -21,32 +21,58 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
-from envs.base import Environment, ToolResult, ToolSpec
+from envs.base import Environment, ToolError, ToolSpec
 from envs.bfcl import codec, package
+from envs.world import World
 
-__all__ = ["BfclEnvironment", "BfclWorld", "forget_instances", "official_executor"]
+__all__ = ["WRITE_TOOLS", "BfclEnvironment", "BfclWorld", "forget_instances", "is_write",
+           "official_executor"]
 
 ERROR_PREFIX = "Error during execution: "
 
-# Function-name prefixes of BFCL tools that only read state. BFCL itself does not
-# declare read/write; this classification feeds our tool graph, never scoring.
-_READ_PREFIXES = (
-    "get", "list", "ls", "pwd", "find", "grep", "cat", "wc", "du", "diff", "tail",
-    "head", "check", "display", "view", "search", "verify", "compare", "estimate",
-    "filter", "fund", "absolute", "add", "divide", "imperial", "logarithm", "max",
-    "mean", "min", "multiply", "percentage", "power", "round", "si_unit", "square",
-    "standard", "subtract", "sum", "calculate", "convert", "retrieve", "read",
-    "echo", "sort", "message_get", "view_messages", "compute",
-)
+#: The tools of each backend that may change its state, from reading bfcl-eval's
+#: backend code; BFCL itself does not declare read/write. It feeds our tool graph and
+#: decides which calls run atomically. tests/envs/test_bfcl_environment.py executes the
+#: gold calls of bfcl-eval's multi-turn data and checks that every tool observed to change
+#: what the official state checker compares (public attributes) is listed here. `cd`
+#: changes only the private working directory, which later calls depend on: a write.
+WRITE_TOOLS: dict[str, frozenset[str]] = {
+    "GorillaFileSystem": frozenset({"cd", "cp", "echo", "mkdir", "mv", "rm", "rmdir",
+                                    "touch"}),
+    "MathAPI": frozenset(),
+    "MessageAPI": frozenset({"add_contact", "delete_message", "message_login",
+                             "send_message"}),
+    "TwitterAPI": frozenset({"authenticate_twitter", "comment", "follow_user", "mention",
+                             "post_tweet", "retweet", "unfollow_user"}),
+    "TicketAPI": frozenset({"close_ticket", "create_ticket", "edit_ticket", "logout",
+                            "resolve_ticket", "ticket_login"}),
+    "TradingBot": frozenset({"add_to_watchlist", "cancel_order", "fund_account",
+                             "make_transaction", "place_order", "remove_stock_from_watchlist",
+                             "trading_login", "trading_logout", "update_market_status",
+                             "update_stock_price"}),
+    "TravelAPI": frozenset({"authenticate_travel", "book_flight", "cancel_booking",
+                            "purchase_insurance", "register_credit_card",
+                            "set_budget_limit"}),
+    "VehicleControlAPI": frozenset({"activateParkingBrake", "adjustClimateControl",
+                                    "fillFuelTank", "lockDoors", "pressBrakePedal",
+                                    "releaseBrakePedal", "setCruiseControl", "setHeadlights",
+                                    "set_navigation", "startEngine"}),
+}
+
+
+def is_write(class_name: str, tool: str) -> bool:
+    """Whether `tool` of backend `class_name` may change its state (unknown class: yes)."""
+    writes = WRITE_TOOLS.get(class_name)
+    return True if writes is None else tool in writes
 
 
 class BfclState(BaseModel):
     """Snapshot of one backend: every attribute, encoded by `envs.bfcl.codec`."""
 
     backend: str
-    attributes: dict[str, Any]
+    attributes: dict[str, JsonValue]
 
 
 @cache
@@ -105,8 +131,10 @@ def new_run_key() -> str:
     return f"envfactory_{uuid.uuid4().hex}"
 
 
-class BfclWorld:
-    """The backends of one BFCL entry, executed together as the official runner does."""
+class BfclWorld(World):
+    """The backends of one BFCL entry (named by class), executed together as the
+    official runner does: `execute` runs decoded call strings on all of them at once;
+    `call`/`call_qualified` (from `World`) run one call through the contract."""
 
     def __init__(
         self,
@@ -117,10 +145,11 @@ class BfclWorld:
     ) -> None:
         self.entry_id = entry_id
         self.long_context = long_context
-        self.envs = {
+        self.envs: dict[str, BfclEnvironment]  # type: ignore[assignment]
+        super().__init__(envs={
             c: BfclEnvironment(c, initial_config.get(c, {}), long_context=long_context)
             for c in involved_classes
-        }
+        })
 
     def execute(self, calls: list[str]) -> list[str]:
         """Run decoded call strings (`name(k=v)`) exactly as bfcl-eval's runner does."""
@@ -174,6 +203,13 @@ def call_string(name: str, arguments: Mapping[str, Any]) -> str:
     return f"{name}({','.join(f'{k}={v!r}' for k, v in arguments.items())})"
 
 
+@cache
+def _methods(cls: type) -> frozenset[str]:
+    """Public methods of a backend class: the tools the official executor can call."""
+    return frozenset(n for n, _ in inspect.getmembers(cls, inspect.isfunction)
+                     if not n.startswith("_"))
+
+
 class BfclEnvironment(Environment):
     """One BFCL backend instance as an environment (adapter over bfcl-eval's classes)."""
 
@@ -218,7 +254,7 @@ class BfclEnvironment(Environment):
                     name=doc["name"],
                     description=doc["description"],
                     parameters=params,
-                    write=not doc["name"].startswith(_READ_PREFIXES),
+                    write=is_write(class_name, doc["name"]),
                 )
             )
         return specs
@@ -226,35 +262,47 @@ class BfclEnvironment(Environment):
     def tools(self) -> list[ToolSpec]:
         return self.specs_for(self.class_name)
 
-    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
-        """Execute through the official executor; its error strings become errors."""
-        methods = {
-            n for n, _ in inspect.getmembers(self.backend, inspect.ismethod)
-            if not n.startswith("_")
-        }
-        if not isinstance(name, str) or name not in methods:
-            return ToolResult(
-                ok=False,
-                error=f"Unknown tool {name!r} for {self.class_name}. "
-                f"Available tools: {', '.join(sorted(methods))}.",
-            )
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
-            return ToolResult(ok=False, error=f"Arguments for tool {name!r} must be an object.")
-        if not all(k.isidentifier() for k in arguments):
-            bad = [k for k in arguments if not k.isidentifier()]
-            return ToolResult(ok=False, error=f"Invalid argument names for {name!r}: {bad}.")
+    # -- Environment hooks: the contract's call() over the official executor ------------
+
+    def _tool_names(self) -> frozenset[str]:
+        return _methods(type(self.backend))
+
+    def _lookup(self, name: str) -> str | None:
+        return name if name in self._tool_names() else None
+
+    def _needs_checkpoint(self, tool: str) -> bool:
+        return is_write(self.class_name, tool)
+
+    def _parse(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments as given (the official executor passes them on unchecked), as long
+        as they can be written as keyword arguments of a call string."""
+        if not all(isinstance(k, str) for k in arguments):
+            raise ToolError(f"Arguments for tool {tool!r} must be an object.")
+        bad = [k for k in arguments if not k.isidentifier()]
+        if bad:
+            raise ToolError(f"Invalid argument names for {tool!r}: {bad}.")
+        return dict(arguments)
+
+    def _execute(self, tool: str, kwargs: dict[str, Any]) -> Any:
         (result,) = _execute_official(
-            {self.class_name: self.backend}, [call_string(name, arguments)],
+            {self.class_name: self.backend}, [call_string(tool, kwargs)],
             "single", self.long_context,
         )
         if result.startswith(ERROR_PREFIX):
-            return ToolResult(ok=False, error=result.removeprefix(ERROR_PREFIX))
+            raise ToolError(result.removeprefix(ERROR_PREFIX))
         try:
-            return ToolResult(ok=True, content=json.loads(result))
+            return json.loads(result)
         except json.JSONDecodeError:
-            return ToolResult(ok=True, content=result)
+            return result
+
+    def _checkpoint(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        return self.snapshot()
+
+    def _rollback(self, checkpoint: dict[str, Any]) -> None:
+        self.restore(checkpoint)
+
+    def _commit(self, checkpoint: dict[str, Any]) -> None:
+        pass
 
     def snapshot(self) -> dict[str, Any]:
         """Every attribute of the backend (private ones too: the current directory, the

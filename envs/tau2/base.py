@@ -26,7 +26,7 @@ class Tau2Environment(Environment):
 
     def db_hash(self) -> str:
         """sha256 of the database as upstream hashes it (sorted keys, `default=str`)."""
-        dumped = json.dumps(self.state.model_dump(), sort_keys=True, default=str)
+        dumped = json.dumps(self._state.model_dump(), sort_keys=True, default=str)
         return hashlib.sha256(dumped.encode()).hexdigest()
 
     def run_function(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:

@@ -2,7 +2,9 @@
 
 Both the live conversation and the reward's replays build their environments here, so
 initialisation (task data, initialisation actions), execution by requestor and the
-coupling step (`sync`) are one code path.
+coupling step (`sync`) are one code path. It is an `envs.world.World` whose agent
+toolkit (named after the domain) belongs to the assistant and whose phone
+(`<domain>_user`) belongs to the user, with `sync` as the post-call hook.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from envs.base import ToolResult
 from envs.tau2.base import Tau2Environment
 from envs.tau2.tasks import InitialState
+from envs.world import ASSISTANT, USER, World
 
 __all__ = ["DOMAINS", "Tau2World", "deep_merge"]
 
@@ -36,7 +39,9 @@ def deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, 
     return out
 
 
-class Tau2World:
+class Tau2World(World):
+    """The domain's environments, by requestor, coupled after every call."""
+
     def __init__(self, domain: str) -> None:
         if domain not in DOMAINS:
             raise ValueError(f"unknown τ² domain {domain!r}; known: {', '.join(DOMAINS)}")
@@ -46,9 +51,15 @@ class Tau2World:
         self.agent: Tau2Environment
         self.user: Tau2Environment | None
         self.agent, self.user = made if isinstance(made, tuple) else (made, None)
+        envs: dict[str, Tau2Environment] = {domain: self.agent}
+        requestors = {domain: ASSISTANT}
+        if self.user is not None:
+            envs[f"{domain}_user"] = self.user
+            requestors[f"{domain}_user"] = USER
+        super().__init__(envs=envs, requestors=requestors)
 
     def env(self, requestor: str) -> Tau2Environment | None:
-        return self.agent if requestor == "assistant" else self.user
+        return self.agent if requestor == ASSISTANT else self.user
 
     def initialize(self, initial_state: InitialState | None) -> None:
         """Apply the task's initialisation data and actions (upstream `set_state`)."""
@@ -69,12 +80,13 @@ class Tau2World:
 
     def execute(self, requestor: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """One tool call on the requestor's toolkit, then the coupling step."""
-        env = self.env(requestor)
-        if env is None:
+        owned = self.owned_by(requestor)
+        if not owned:
             return ToolResult(ok=False, error=f"Tool '{name}' not found.")
-        result = env.call(name, arguments)
+        return self.call(owned[0], name, arguments, requestor=requestor)
+
+    def after_call(self, env: str, tool: str, result: ToolResult) -> None:
         self.sync()
-        return result
 
     def sync(self) -> None:
         """Couple agent DB and phone after every change (telecom's `sync_tools`)."""
