@@ -31,7 +31,7 @@ from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolInfo, tool
 from transformers.utils.chat_template_utils import render_jinja_template
 
-from harness import local_models
+from training import local_models
 
 WEATHER = {
     "name": "weather_lookup",
