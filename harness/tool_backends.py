@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -70,7 +70,7 @@ class Observation(BaseModel):
     content: Any = None
 
 
-def unknown_tool(name: object, available: Sequence[str]) -> str:
+def unknown_tool(name: object, available: Collection[str]) -> str:
     """The one wording for a call to a tool the caller was not offered."""
     return f"Unknown tool {name!r}. Available tools: {', '.join(sorted(available))}."
 

@@ -79,7 +79,7 @@ class Message(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    role: Literal["assistant", "user", "tool"]
+    role: Literal["system", "assistant", "user", "tool"]
     content: str | None = None
     tool_calls: list[MessageCall] | None = None
     #: tool results: the call answered, and whose history received it

@@ -83,7 +83,7 @@ def official_tools(
     if hint:
         functions = language_hint(functions, category)
     converted = convert_to_tool(functions, GORILLA_TO_OPENAPI, _openai_completions_style())
-    tools = []
+    tools: list[ToolInfo] = []
     for item in converted:
         fn = item.get("function", item)
         params = fn["parameters"]

@@ -126,6 +126,7 @@ def load_dataset(categories: Sequence[str]) -> MemoryDataset:
                         "involved_classes": entry["involved_classes"],
                         "missed_function": entry.get("missed_function", {}),
                         "ground_truth": ground_truth,
+                        "environments": [f"bfcl/{c}" for c in entry["involved_classes"]],
                     },
                 )
             )
@@ -182,6 +183,7 @@ def official_decode(message: Message) -> list[Invocation] | None:
     result = model_result(message)
     if not message.tool_calls or not decode_step(result):
         return None
+    assert isinstance(result, list)
     return [Invocation(id=call.id, name=call.name, arguments=json.loads(next(iter(r.values()))))
             for call, r in zip(message.tool_calls, result, strict=True)]
 
@@ -245,11 +247,13 @@ def bfcl_multi_turn_solver() -> Solver:
         world = BfclWorld(str(state.sample_id), meta["initial_config"], classes,
                           long_context="long_context" in category)
         agent = Side(role="assistant", model=get_model(), history=[])
-        state.messages = agent.history
         episode = Episode(agent, BfclBackend(world, lambda: agent.tools), RULES,
                           user=ScriptedUser(user_turns(meta, category)),
                           gold=ScriptPolicy(gold_script(meta["ground_truth"], classes)))
-        await episode.run()
+        try:
+            await episode.run()
+        finally:  # a limit or an error still leaves the messages in the log
+            state.messages = agent.history
         if agent.history and agent.history[-1].role == "assistant":
             state.output = ModelOutput.from_message(agent.history[-1])
         return state

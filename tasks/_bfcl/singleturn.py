@@ -650,7 +650,8 @@ def bfcl_singleturn_scorer() -> Scorer:
         meta = state.metadata
         result = state.store.get(MODEL_RESULT_KEY)
         if result is None:  # another solver ran: derive it from the last output
-            result = model_result(state.output) if state.output.choices else ""
+            result = (model_result(message_record(state.output.message, "assistant", {}))
+                      if state.output.choices else "")
         verdict = check(meta["category"], meta["functions"], meta["ground_truth"], result,
                         meta.get("test_category"))
         return Score(

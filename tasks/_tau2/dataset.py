@@ -17,7 +17,9 @@ def load_dataset(domain: str, split: str = "base") -> MemoryDataset:
         raise ValueError(f"τ² {domain}: unknown split {split!r}; known: {', '.join(splits)}")
     wanted = set(splits[split])
     samples = [
-        Sample(id=t.id, input=t.user_scenario.render(), metadata={"task": t.model_dump()})
+        Sample(id=t.id, input=t.user_scenario.render(),
+               metadata={"task": t.model_dump(), "domain": domain,
+                         "environments": [f"tau2/{domain}"]})
         for t in tasks if t.id in wanted
     ]
     if not samples:

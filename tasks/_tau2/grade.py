@@ -1,4 +1,5 @@
 """`envfactory tau2 grade`: re-grade recorded conversations with the task's own reward."""
+# Records are canonical Trajectories or plain conversation records (see `conversation`).
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 from envs.tau2 import data
 from envs.tau2.tasks import Task
+from harness.episode import Termination
+from harness.trajectory import Trajectory
 from tasks._tau2.evaluator import Judge, evaluate
 from tasks._tau2.messages import Conversation
 
@@ -21,12 +24,29 @@ def _tasks(domain: str) -> dict[str, Task]:
     return {t["id"]: Task.model_validate(t) for t in data.load_tasks(domain)}
 
 
+def conversation(record: dict[str, Any]) -> Conversation:
+    """A grade input record: a canonical `Trajectory` (`harness.logs` writes them from
+    Inspect logs; environments `["tau2/<domain>"]`, id = task id) or a plain
+    `{domain, task_id, termination_reason, messages}` record."""
+    if "environments" in record:
+        trajectory = Trajectory.model_validate(record)
+        domains = [e.removeprefix("tau2/") for e in trajectory.environments
+                   if e.startswith("tau2/")]
+        if len(domains) != 1 or trajectory.termination is None:
+            raise ValueError("a τ² trajectory names one 'tau2/<domain>' environment and "
+                             "its termination")
+        return Conversation(domain=domains[0], task_id=trajectory.id,
+                            termination_reason=Termination(trajectory.termination),
+                            messages=trajectory.messages)
+    return Conversation.model_validate(record)
+
+
 def _records(path: Path) -> Iterator[tuple[int, Conversation]]:
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    yield lineno, Conversation.model_validate_json(line)
+                    yield lineno, conversation(json.loads(line))
                 except ValueError as e:
                     raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}") from e
 

@@ -176,9 +176,11 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
         raise ValueError(f"τ² {domain} task {task.id}: solo mode needs a ticket and a "
                          "user-side toolkit (telecom)")
     world.initialize(task.initial_state)
-    agent_tools = [(tool_info(s.name, s), "assistant") for s in world.agent.tools()]
-    user_tools = ([(tool_info(s.name, s), "user") for s in world.user.tools()]
-                  if world.user is not None else [])
+    agent_tools: list[tuple[ToolInfo, Role]] = [(tool_info(s.name, s), "assistant")
+                                                for s in world.agent.tools()]
+    user_tools: list[tuple[ToolInfo, Role]] = (
+        [(tool_info(s.name, s), "user") for s in world.user.tools()]
+        if world.user is not None else [])
     offered: dict[Role, list[tuple[ToolInfo, Role]]] = {"assistant": agent_tools,
                                                          "user": user_tools}
     if solo:  # no user and no greeting: the agent has every tool and `done`
@@ -211,8 +213,10 @@ def tau2_solver(domain: str, mode: str = "default", max_steps: int = 200,
         user = get_model(role="user", default=agent)
         conversation = episode(task, domain, agent, user, mode, max_steps, max_errors,
                                solo=solo)
-        state.messages = conversation.agent.history
-        await conversation.run()
+        try:
+            await conversation.run()
+        finally:  # a limit or an error still leaves the agent's messages in the log
+            state.messages = conversation.agent.history
         return state
 
     return solve

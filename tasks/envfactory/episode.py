@@ -11,19 +11,19 @@ as separate metrics, overall and per environment and domain.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
+from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store_as
 
 from envs.world import World, split_name
 from harness.episode import Episode, EpisodeProgress, Rules, ScriptedUser, Side, UserTurn
 from harness.gold import GoldCall, Script, ScriptPolicy
+from harness.metrics import grouped_mean
 from harness.rewards import RewardConfig, composite_reward
 from harness.tool_backends import InProcessBackend, McpBackend, ToolBackend
 from harness.trajectory import Call, Trajectory, read_jsonl
@@ -85,11 +85,13 @@ def envfactory_solver(transport: str = "inprocess", max_steps: int = 10) -> Solv
             agent = Side(role="assistant", model=get_model(),
                          history=[ChatMessageSystem(content=SYSTEM_PROMPT)],
                          tools=backend.tools())
-            state.messages = agent.history
             user = ScriptedUser([UserTurn(messages=[ChatMessageUser(content=t.user)])
                                  for t in task.turns])
-            await Episode(agent, backend, rules, user=user,
-                          gold=ScriptPolicy(gold_script(task))).run()
+            try:
+                await Episode(agent, backend, rules, user=user,
+                              gold=ScriptPolicy(gold_script(task))).run()
+            finally:  # a limit or an error still leaves the messages in the log
+                state.messages = agent.history
         return state
 
     return solve
@@ -122,34 +124,16 @@ def replayed_state(task: Trajectory, calls: list[Call]) -> dict[str, dict[str, A
     return world.snapshot()
 
 
-def _mean_by(field: str) -> Metric:
-    """Mean per group of samples; list-valued metadata counts a sample in each group.
-
-    Used under a score component key, so each score's value is that component.
-    """
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        groups: dict[str, list[float]] = defaultdict(list)
-        for s in scores:
-            keys = (s.score.metadata or {}).get(field) or []
-            value = s.score.as_float()
-            for key in keys if isinstance(keys, list) else [keys]:
-                groups[str(key)].append(float(value))
-        return {f"{k}": sum(v) / len(v) for k, v in sorted(groups.items())}
-
-    return compute
-
-
 @metric
 def by_env() -> Metric:
     """Mean reward per environment (a two-environment task counts for both)."""
-    return _mean_by("environments")
+    return grouped_mean("environments")
 
 
 @metric
 def by_domain() -> Metric:
     """Mean reward per domain."""
-    return _mean_by("domains")
+    return grouped_mean("domains")
 
 
 @scorer(metrics={"reward": [mean(), by_env(), by_domain()],

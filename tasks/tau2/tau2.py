@@ -10,9 +10,10 @@ numbers comparable with the τ² leaderboard.
 
 from inspect_ai import Epochs, Task, task
 
+from harness.metrics import pass_hat_k
 from tasks._tau2.dataset import load_dataset
 from tasks._tau2.orchestrator import tau2_solver
-from tasks._tau2.scoring import pass_hat_k, tau2_scorer
+from tasks._tau2.scoring import tau2_scorer
 
 
 def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,

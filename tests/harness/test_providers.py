@@ -5,19 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from inspect_ai.tool import ToolInfo, ToolParams
+from inspect_ai.util import JSONSchema
 
-from harness.providers.script import (
-    CallParseError,
-    Script,
-    ScriptedCall,
-    next_step,
-    parse_call,
-)
-from harness.providers.scripted import ScriptedModelAPI, load_replay_file
+from harness.gold import CallParseError, GoldCall, GoldMessage, Position, Script, parse_call
+from harness.providers.scripted import ScriptedModelAPI, load_replay_file, script_of
+from harness.trajectory import Message, MessageCall, Provenance, Trajectory
 
 
 def test_parse_call_keywords_literals_and_positional_binding() -> None:
-    assert parse_call("cd(folder='documents')") == ScriptedCall(
+    assert parse_call("cd(folder='documents')") == GoldCall(
         function="cd", arguments={"folder": "documents"})
     assert parse_call("f(a=[1, 2.5], b={'k': None}, c=True, d=-3)").arguments == {
         "a": [1, 2.5], "b": {"k": None}, "c": True, "d": -3}
@@ -39,11 +36,39 @@ def test_parse_call_errors_are_clear(text: str, message: str) -> None:
 
 
 def test_playback_plays_steps_then_ends_the_turn() -> None:
-    step = [ScriptedCall(function="ls")]
-    script = Script(turns=[[step, step], []])
-    assert next_step(script, 0, 0) == step and next_step(script, 0, 1) == step
-    assert next_step(script, 0, 2) is None and next_step(script, 1, 0) is None
-    assert next_step(script, 5, 0) is None
+    step = [GoldCall(function="ls")]
+    script = Script.of_calls([[step, step], []])
+    at = lambda turn, step: script.at(Position(role="assistant", turn=turn, step=step))  # noqa: E731
+    assert at(0, 0).calls == step and at(0, 1).calls == step
+    assert at(0, 2) == GoldMessage(text="Done.") and at(1, 0).text == "Done."
+    assert at(5, 0).text == "Done." and at(-1, 0).text == "Done."
+
+
+def test_call_string_records_bind_positional_arguments_by_the_offered_schema() -> None:
+    sort = ToolInfo(name="sort", description="", parameters=ToolParams(
+        properties={"file_name": JSONSchema(type="string")}))
+    script = script_of({"id": "x", "turns": [[["sort('a.pdf')"]]]}, [sort])
+    assert script.at(Position(role="assistant", turn=0, step=0)).calls == [
+        GoldCall(function="sort", arguments={"file_name": "a.pdf"})]
+
+
+def test_a_recorded_trajectory_replays_per_role_turn_and_step() -> None:
+    """Positions are the loop's: the greeting (turn None) was never generated."""
+    call = MessageCall(id="1", name="find", arguments={"q": "x"})
+    trajectory = Trajectory(
+        id="t", environments=["e"], initial_state={}, turns=[],
+        provenance=Provenance(source="test"), messages=[
+            Message(role="assistant", content="Hi!"),
+            Message(role="user", content="help", turn=0),
+            Message(role="assistant", tool_calls=[call], turn=0),
+            Message(role="tool", content="ok", tool_call_id="1", turn=0),
+            Message(role="assistant", content="found it", turn=0),
+            Message(role="user", content="###STOP###", turn=1)])
+    script = script_of(trajectory.model_dump(mode="json"))
+    assert script.at(Position(role="assistant", turn=0, step=0)).calls == [
+        GoldCall(function="find", arguments={"q": "x"})]
+    assert script.at(Position(role="assistant", turn=0, step=1)).text == "found it"
+    assert script.at(Position(role="user", turn=1, step=0)).text == "###STOP###"
 
 
 def test_replay_file_validation(tmp_path: Path) -> None:

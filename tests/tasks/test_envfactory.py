@@ -4,6 +4,7 @@ in-process agreement, and no leaks between concurrent samples."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,15 @@ from inspect_ai.model import (
     ModelUsage,
     get_model,
 )
+from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall
-from inspect_ai.util import store
+from inspect_ai.util import store_as
 
-from harness.providers.script import SCRIPT_KEY, TURN_KEY, Script, steps_in_current_turn
-from harness.trajectory import read_jsonl
+from harness.gold import ModelCallContext
+from harness.trajectory import Trajectory, read_jsonl
 from synthesis.task_specs import build_all, check
-from tasks.envfactory.episode import DATA_DIR
 from tasks.envfactory.envfactory import envfactory
+from tasks.envfactory.episode import DATA_DIR, gold_script
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -56,10 +58,13 @@ def scripted(edit: Edit) -> Any:
     """Plays the gold script after `edit(turn, steps)` (steps: lists of call dicts)."""
 
     def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        script = Script.model_validate(store().get(SCRIPT_KEY))
-        turn = store().get(TURN_KEY, 0)
-        steps = edit(turn, [[c.model_dump() for c in step] for step in script.turns[turn]])
-        step = steps_in_current_turn(input)
+        position = store_as(ModelCallContext).position
+        sample = sample_state()
+        assert position is not None and sample is not None
+        script = gold_script(Trajectory.model_validate(sample.metadata["trajectory"]))
+        turn, step = position.turn, position.step
+        steps = edit(turn, [[c.model_dump() for c in message.calls]
+                            for message in script.assistant[turn]])
         if step < len(steps) and steps[step]:
             message = ChatMessageAssistant(content="", tool_calls=[
                 ToolCall(id=f"c{turn}{step}{i}", function=c["function"],
@@ -167,3 +172,40 @@ def test_oracle_on_heldout_and_no_leaks_under_concurrency(tmp_path: Path) -> Non
         score = next(iter(sample.scores.values()))
         assert score.value["reward"] == 1.0, (sample.id, score.explanation)  # type: ignore[index]
         assert score.metadata["final_state"] == tasks[str(sample.id)].final_state  # type: ignore[index]
+
+
+def test_rejected_call_is_shown_once_as_an_error(smoke_dir: Path, tmp_path: Path) -> None:
+    """A call the environment rejects reaches the model as its error text, once: no
+    `error=` on the tool message (providers would prefix a second "Error: ")."""
+
+    def bad_argument(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        return [[{"function": "calendar-list_calendars", "arguments": {"nope": 1}}]] + steps
+
+    sample = (run(scripted(bad_argument), smoke_dir, tmp_path).samples or [])[0]
+    tool = next(m for m in sample.messages if m.role == "tool")
+    assert tool.error is None  # type: ignore[union-attr]
+    assert tool.text.startswith("Error: Invalid arguments for tool 'list_calendars'")
+    assert "Error: Error" not in tool.text
+
+
+def test_a_message_limit_still_scores_what_was_done(smoke_dir: Path, tmp_path: Path) -> None:
+    """Cut after the first turn's work: the scorer sees the calls made (it used to score
+    an interrupted agent as having done nothing)."""
+    (log,) = inspect_eval(envfactory(data_dir=str(smoke_dir)), model="envfactory/oracle",
+                          log_dir=str(tmp_path), display="none", message_limit=6)
+    sample = (log.samples or [])[0]
+    score = next(iter(sample.scores.values()))
+    task = read_jsonl(smoke_dir / "heldout.jsonl")[0]
+    assert sample.limit is not None and sample.limit.type == "message"
+    assert score.metadata["termination"] == "limit"  # type: ignore[index]
+    # turn one's gold call ran and is scored; turn two never came
+    assert json.loads(score.answer or "") == [c.qualified_name for c in task.turns[0].gold_calls]
+    assert score.value["r_traj"] == 0.0  # type: ignore[index]
+
+
+def test_tool_calls_are_tool_events_in_the_transcript(smoke_dir: Path, tmp_path: Path) -> None:
+    sample = (run("envfactory/oracle", smoke_dir, tmp_path).samples or [])[0]
+    events = [e for e in sample.events if e.event == "tool"]
+    tool_texts = [m.text for m in sample.messages if m.role == "tool"]
+    assert [e.result for e in events] == tool_texts and len(events) == 3  # type: ignore[union-attr]
+    assert all(e.function.startswith("calendar-") for e in events)  # type: ignore[union-attr]

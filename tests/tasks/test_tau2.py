@@ -21,7 +21,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
-from inspect_ai.util import store
+from inspect_ai.util import store_as
 from typer.testing import CliRunner
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"
@@ -32,10 +32,10 @@ pytestmark = pytest.mark.skipif(not Path(os.environ["TAU2_DATA_DIR"]).is_dir(),
 from envs.tau2 import data  # noqa: E402
 from envs.tau2.tasks import Action, Task  # noqa: E402
 from envs.tau2.world import Tau2World  # noqa: E402
-from harness.providers.script import NEXT_KEY, GoldMessage  # noqa: E402
-from tasks._tau2.messages import T2Message  # noqa: E402
-from tasks._tau2.orchestrator import TRAJECTORY_KEY  # noqa: E402
-from tasks._tau2.scoring import pass_hat_k  # noqa: E402
+from harness.gold import GoldMessage, ModelCallContext  # noqa: E402
+from harness.logs import trajectory_of  # noqa: E402
+from harness.metrics import pass_hat_k  # noqa: E402
+from harness.trajectory import Trajectory  # noqa: E402
 from tasks.tau2.tau2 import tau2_airline, tau2_retail, tau2_telecom  # noqa: E402
 
 TASKS = {"airline": tau2_airline, "retail": tau2_retail, "telecom": tau2_telecom}
@@ -71,7 +71,9 @@ def gold_playing(edit: Any = None) -> Any:
     """Plays the gold message the solver published, after `edit(GoldMessage)`."""
 
     def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        gold = GoldMessage.model_validate(store().get(NEXT_KEY))
+        published = store_as(ModelCallContext).gold
+        assert published is not None
+        gold = published.model_copy(deep=True)
         if edit is not None:
             gold = edit(gold)
         calls = [ToolCall(id=f"c{len(input)}{i}", function=c.function, arguments=c.arguments)
@@ -201,9 +203,7 @@ def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
     for log in logs:
         for sample in log.samples or []:
             score = next(iter(sample.scores.values()))
-            records.append({"domain": "retail", "task_id": sample.id,
-                            "termination_reason": score.metadata["termination_reason"],
-                            "messages": sample.store[TRAJECTORY_KEY], "extra": 1})
+            records.append(trajectory_of(sample).model_dump(mode="json"))
             expected.append(score.value)
     assert 0.0 in expected and 1.0 in expected
     path = tmp_path / "conversations.jsonl"
@@ -212,8 +212,8 @@ def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     graded = [json.loads(line) for line in result.output.splitlines()]
     assert [g["reward"] for g in graded] == expected
-    assert [g["task_id"] for g in graded] == [r["task_id"] for r in records]
-    assert all(T2Message.model_validate(m) for r in records for m in r["messages"])
+    assert [g["task_id"] for g in graded] == [r["id"] for r in records]
+    assert all(Trajectory.model_validate(r).termination == "user_stop" for r in records)
 
 
 def test_grade_cli_reports_bad_records(tmp_path: Path) -> None:

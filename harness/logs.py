@@ -1,0 +1,89 @@
+"""Inspect log samples → canonical `Trajectory` records, for every benchmark.
+
+Every task that runs on the episode loop leaves `EpisodeProgress` in its sample's store
+(the messages in order, the turn counter, the termination reason, the final state), and
+names its environments in the sample metadata (`environments`, plus `initial_state`
+where the task has snapshots). That is all a converter needs, so one function serves
+BFCL, τ², the EnvFactory tasks and whatever comes next; training exports, the
+leaderboard, `envfactory tau2 grade` and `envfactory/replay` read what it writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.util._store import Store
+
+from envs.world import split_name
+from harness.episode import EpisodeProgress
+from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
+
+__all__ = ["progress_of", "trajectories", "trajectory_of", "turns_of"]
+
+
+def progress_of(sample: EvalSample) -> EpisodeProgress:
+    """The episode progress a sample's store holds (defaults if it ran no episode)."""
+    return EpisodeProgress(store=Store(dict(sample.store)))
+
+
+def turns_of(messages: list[Message], environments: list[str]) -> list[Turn]:
+    """Per user turn: the user's words, the agent's calls with their results, and its
+    last text. Calls are split into environment and tool where the names are qualified."""
+    envs = dict.fromkeys(environments)
+    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    turns: dict[int, Turn] = {}
+    for m in messages:
+        if m.turn is None:
+            continue
+        turn = turns.setdefault(m.turn, Turn(user=""))
+        if m.role == "user" and not m.tool_calls:
+            turn.user = f"{turn.user}\n{m.content or ''}".strip()
+        elif m.role == "assistant":
+            if m.content:
+                turn.assistant = m.content
+            for c in m.tool_calls or []:
+                env, name = split_name(c.name, envs) or (
+                    environments[0] if len(environments) == 1 else "", c.name)
+                result = results.get(c.id)
+                turn.calls.append(Call(
+                    env=env, name=name, arguments=c.arguments,
+                    ok=None if result is None else not result.error,
+                    result=None if result is None else result.content))
+    return [turns[i] for i in sorted(turns)]
+
+
+def trajectory_of(sample: EvalSample, model: str | None = None,
+                  task: str | None = None) -> Trajectory:
+    """The canonical record of one sample (gold calls and states kept where the sample
+    carried its task as a `Trajectory`, as the EnvFactory tasks do)."""
+    progress = progress_of(sample)
+    meta: dict[str, Any] = dict(sample.metadata or {})
+    gold = meta.get("trajectory")
+    environments = list(meta.get("environments") or (gold or {}).get("environments") or [])
+    turns = turns_of(progress.messages, environments)
+    if gold is not None:
+        for turn, gold_turn in zip(turns, Trajectory.model_validate(gold).turns,
+                                   strict=False):
+            turn.gold_calls = gold_turn.gold_calls
+    scores = {k: v.value for k, v in (sample.scores or {}).items()}
+    return Trajectory(
+        id=str(sample.id), environments=environments,
+        initial_state=meta.get("initial_state") or (gold or {}).get("initial_state") or {},
+        turns=turns, final_state=progress.final_state, messages=progress.messages,
+        termination=progress.termination,
+        provenance=Provenance(source="inspect-log", model=model,
+                              split=meta.get("split"), domain=meta.get("domain")),
+        metadata={"task": task, "epoch": sample.epoch, "scores": scores,
+                  "limit": sample.limit.type if sample.limit else None})
+
+
+def trajectories(log: Path | str) -> Iterator[Trajectory]:
+    """Every sample of an Inspect log file as a `Trajectory`, streamed."""
+    from inspect_ai.log import read_eval_log
+
+    header = read_eval_log(str(log), header_only=True)
+    for sample in read_eval_log_samples(str(log), all_samples_required=False):
+        yield trajectory_of(sample, model=header.eval.model, task=header.eval.task)
