@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.bfcl import package
-from envs.bfcl.environment import BfclEnvironment, BfclWorld, official_executor
+from envs.bfcl.environment import WRITE_TOOLS, BfclEnvironment, BfclWorld, official_executor
 from envs.registry import all_entries, create
 
 CATEGORIES = ["base", "miss_func", "miss_param", "long_context"]
@@ -98,3 +98,40 @@ def test_bfcl_call_never_raises(name: str, arguments: Any) -> None:
     result = env.call(name, arguments)
     assert result.ok or result.error
     assert cached_instances() == []
+
+
+def test_write_flags_cover_every_tool_that_changes_public_state() -> None:
+    """Gold calls of bfcl-eval's multi-turn data, one at a time: every tool observed to
+    change what the official state checker compares is flagged write (before: guessed
+    from name prefixes, so echo, add_contact, add_to_watchlist, fund_account were reads)."""
+    observed: dict[str, set[str]] = {}
+    for entry, gt in entries("base")[::2]:
+        world = BfclWorld(entry["id"], entry["initial_config"], entry["involved_classes"])
+        for turn in gt:
+            for call in turn:
+                before = world.public_state()
+                world.execute([call])
+                after = world.public_state()
+                for c in world.envs:
+                    if before[c] != after[c]:
+                        observed.setdefault(c, set()).add(call.split("(")[0])
+    assert observed
+    for c, tools in observed.items():
+        assert tools <= WRITE_TOOLS[c], (c, tools - WRITE_TOOLS[c])
+    for c in package.backend_classes():
+        specs = {s.name: s.write for s in BfclEnvironment.specs_for(c)}
+        assert WRITE_TOOLS[c] <= set(specs), c  # no stale names
+        assert {n for n, w in specs.items() if w} == WRITE_TOOLS[c]
+    flags = {s.name: s.write for s in BfclEnvironment.specs_for("GorillaFileSystem")}
+    assert flags["echo"] and not flags["ls"]
+    assert {s.name: s.write for s in BfclEnvironment.specs_for("MessageAPI")}["add_contact"]
+    trading = {s.name: s.write for s in BfclEnvironment.specs_for("TradingBot")}
+    assert trading["add_to_watchlist"] and trading["fund_account"]
+
+
+def test_a_failed_write_through_call_changes_nothing() -> None:
+    fs = BfclEnvironment("GorillaFileSystem", {"root": {"u": {"type": "directory",
+                                                              "contents": {}}}})
+    before = fs.snapshot()
+    assert not fs.call("mkdir", {"dir_name": 1, "bogus": 2}).ok
+    assert fs.snapshot() == before

@@ -1,16 +1,33 @@
-"""The environment contract: schemas from type hints, never-raise calls, atomic writes,
-exact snapshot round-trips (property-based with hypothesis)."""
+"""The environment contract, for every environment kind: schemas from type hints,
+never-raise calls, atomic writes, JSON results, exact snapshot round-trips.
+
+One suite: the Ledger tests pin the base class's behaviour and the bugs it once had;
+`test_contract_*` fuzz (hypothesis, strategies in tests/envs/fuzz.py) every kind: each
+pool environment, the τ² toolkits (when the release data is present), BFCL backends
+and an EnvFactory-format server. `FUZZ_SCALE=10` for a longer hunt.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field, field_serializer
 
-from envs.base import ToolResult
+from envs.base import Environment, ToolError, ToolResult, tool
+from envs.bfcl.environment import BfclEnvironment
+from envs.envfactory_format import EnvFactoryFormatEnvironment
+from envs.pool import pool_classes
+from tests.envs import fuzz
 from tests.envs.ledger import Ledger
+
+ROOT = Path(__file__).resolve().parents[2]
+TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or ROOT.parent / "shared" / "data" / "tau2")
 
 
 def seeded() -> Ledger:
@@ -116,3 +133,208 @@ def test_snapshot_round_trips_exactly(ops: list[tuple[str, int]], labels: list[s
     # and the restored world behaves identically
     call = {"source": "A1", "target": "A2", "amount": 7}
     assert restored.call("transfer", call) == env.call("transfer", call)
+
+
+# -- bugs the base class once had ------------------------------------------------------
+
+
+class Counter(BaseModel):
+    value: int = 0
+    label: str = ""
+
+    @field_serializer("label")
+    def _label(self, label: str) -> str:
+        if label == "unserializable":
+            raise ValueError("cannot serialize this label")
+        return label
+
+
+class CounterState(BaseModel):
+    counters: dict[str, Counter] = Field(default_factory=lambda: {"c": Counter()})
+    by_number: dict[int, str] = Field(default_factory=dict)
+
+
+class Counters(Environment):
+    name = "test/counters"
+    State = CounterState
+
+    @tool(write=True)
+    def set_raw(self, value: float) -> None:
+        """Store a value without validation (a tool bug: a float in an int field)."""
+        self.state.counters["c"].value = value  # type: ignore[assignment]
+
+    @tool(write=True)
+    def bump_then_fail(self) -> None:
+        """Change the state, then fail."""
+        self.state.counters["c"].value += 1
+        self.state.by_number[7] = "seven"
+        raise ToolError("refused after a change")
+
+    @tool(write=True)
+    def label(self, text: str) -> None:
+        """Set the label."""
+        self.state.counters["c"].label = text
+
+    @tool(write=True)
+    def number(self, key: int, text: str) -> None:
+        """Name a number."""
+        self.state.by_number[key] = text
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["private", "shared"])
+def test_rollback_after_an_invalid_write_does_not_raise(shared: bool) -> None:
+    """Before: the undo dump was re-validated, so the float made the rollback raise
+    ValidationError out of call()."""
+    env = Counters()
+    assert env.call("set_raw", {"value": 2.5}).ok
+    if shared:
+        _ = env.state
+    result = env.call("bump_then_fail", {})
+    assert result == ToolResult(ok=False, error="refused after a change")
+    assert env._state.counters["c"].value == 2.5  # type: ignore[attr-defined]
+    assert 7 not in env._state.by_number  # type: ignore[attr-defined]
+
+
+def test_a_failing_undo_record_is_an_error_not_an_exception() -> None:
+    """Before: the undo dump was taken outside the try, so its failure escaped call()."""
+    env = Counters()
+    _ = env.state  # shared: every write dumps the state first
+    assert env.call("label", {"text": "unserializable"}).ok
+    result = env.call("label", {"text": "fine"})
+    assert not result.ok and "was not run" in (result.error or "")
+    assert env._state.counters["c"].label == "unserializable"  # type: ignore[attr-defined]
+
+
+def test_envfactory_format_snapshot_failure_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: envfactory_format's call() took its backup outside the try."""
+    env = EnvFactoryFormatEnvironment(ROOT / "tests" / "data" / "envfactory_format" / "NotesAPI.py")
+    monkeypatch.setattr(env.api, "save_scenario", lambda: ["not", "a", "dict"])
+    result = env.call("create_note", {"title": "t"})
+    assert not result.ok and "was not run" in (result.error or "")
+
+
+def test_untyped_state_fields_are_refused() -> None:
+    """Before: a `dict[Any, Any]` field came back with str keys after a round trip."""
+    class Loose(BaseModel):
+        data: dict[Any, Any] = Field(default_factory=dict)
+
+    with pytest.raises(TypeError, match="field data is untyped"):
+        type("LooseEnv", (Environment,), {"State": Loose, "name": "t/loose"})
+
+
+def test_typed_int_keys_round_trip_exactly() -> None:
+    env = Counters()
+    assert env.call("number", {"key": 3, "text": "three"}).ok
+    other = Counters()
+    other.restore(json.loads(json.dumps(env.snapshot())))
+    assert other._state == env._state and other.snapshot() == env.snapshot()
+    assert list(other._state.by_number) == [3]  # type: ignore[attr-defined]
+
+
+def test_outside_edits_survive_a_rollback() -> None:
+    """The journal (no undo copy per write) must not lose edits made through env.state."""
+    env = seeded()
+    assert env.call("open_account", {"owner": "cy"}).ok
+    env.state.accounts["A1"].balance = 999  # type: ignore[attr-defined]
+    before = env.snapshot()
+    assert not env.call("transfer", {"source": "A1", "target": "ZZ", "amount": 5}).ok
+    assert env.snapshot() == before
+    # and after a restore the private (journal) path rolls back exactly too
+    env.restore(before)
+    assert env.call("open_account", {"owner": "dee"}).ok
+    mid = env.snapshot()
+    assert not env.call("transfer", {"source": "A1", "target": "ZZ", "amount": 5}).ok
+    assert env.snapshot() == mid
+
+
+def test_unknown_tool_errors_read_the_same_everywhere() -> None:
+    envs: list[Environment] = [
+        seeded(), BfclEnvironment("MathAPI"),
+        EnvFactoryFormatEnvironment(ROOT / "tests" / "data" / "envfactory_format" / "NotesAPI.py")]
+    for env in envs:
+        names = ", ".join(sorted(s.name for s in env.tools()))
+        assert env.call("nope", {}).error == f"Unknown tool 'nope'. Available tools: {names}."
+
+
+# -- the contract, fuzzed over every environment kind -----------------------------------
+
+NOTES = ROOT / "tests" / "data" / "envfactory_format" / "NotesAPI.py"
+FS_SCENARIO = {"root": {"u": {"type": "directory", "contents": {
+    "a.txt": {"type": "file", "content": "hello"}, "d": {"type": "directory", "contents": {}}}}}}
+
+fuzz.FACTORIES.update({f"pool/{n}": cls for n, cls in pool_classes().items()})
+fuzz.FACTORIES.update({
+    "bfcl/GorillaFileSystem": lambda: BfclEnvironment("GorillaFileSystem", FS_SCENARIO),
+    "bfcl/TradingBot": lambda: BfclEnvironment("TradingBot"),
+    "envfactory/NotesAPI": lambda: EnvFactoryFormatEnvironment(NOTES),
+})
+TAU2 = ["tau2/airline", "tau2/retail", "tau2/telecom", "tau2/telecom_user"]
+if (TAU2_DATA / "domains").is_dir():
+    os.environ.setdefault("TAU2_DATA_DIR", str(TAU2_DATA))
+    from envs import registry
+
+    fuzz.FACTORIES.update({n: (lambda n=n: registry.create(n)) for n in TAU2})
+
+KINDS = sorted(fuzz.FACTORIES)
+#: τ² databases are large (each checked call snapshots twice): fewer examples
+WEIGHT = {n: 0.2 for n in TAU2}
+PURE_READS = {n: not n.startswith("bfcl/") and not n.startswith("envfactory/") for n in KINDS}
+
+
+def budget(kind: str, n: int) -> int:
+    return max(2, int(n * WEIGHT.get(kind, 1.0)))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_contract_junk_calls_never_raise_and_change_nothing(kind: str) -> None:
+    @fuzz.examples(budget(kind, 60))
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        env = fuzz.fresh(kind)
+        for name, arguments in data.draw(st.lists(fuzz.junk_call(kind), min_size=1,
+                                                  max_size=3)):
+            fuzz.checked_call(env, name, arguments, PURE_READS[kind])
+
+    run()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_contract_typed_call_sequences_round_trip(kind: str) -> None:
+    @fuzz.examples(budget(kind, 40))
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        env = fuzz.fresh(kind)
+        calls = data.draw(st.lists(fuzz.mixture((3, fuzz.typed_call(kind)),
+                                                (1, fuzz.junk_call(kind))),
+                                   min_size=1, max_size=5))
+        for name, arguments in calls:
+            fuzz.checked_call(env, name, arguments, PURE_READS[kind])
+        fuzz.assert_round_trips(env, kind)
+
+    run()
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.startswith("pool/")])
+def test_contract_replay_is_deterministic(kind: str) -> None:
+    """Rollback replays journaled writes: tools must be deterministic."""
+    @fuzz.examples(10)
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        calls = data.draw(st.lists(fuzz.typed_call(kind), min_size=2, max_size=8))
+        cut = data.draw(st.integers(0, len(calls)))
+        a, b = fuzz.fresh(kind), fuzz.fresh(kind)
+        assert [a.call(t, x) for t, x in calls] == [b.call(t, x) for t, x in calls]
+        assert a.snapshot() == b.snapshot()
+        c = fuzz.fresh(kind)
+        for t, x in calls[:cut]:
+            c.call(t, x)
+        d = fuzz.fresh(kind, json.loads(json.dumps(fuzz.assert_round_trips(c, kind))))
+        assert [c.call(t, x) for t, x in calls[cut:]] == [d.call(t, x) for t, x in calls[cut:]]
+        assert c.snapshot() == d.snapshot()
+
+    run()
+
+
+def test_every_kind_is_fuzzed() -> None:
+    assert {k.split("/")[0] for k in KINDS} >= {"pool", "bfcl", "envfactory"}
+    assert len([k for k in KINDS if k.startswith("pool/")]) == len(pool_classes())
