@@ -223,8 +223,9 @@ class Episode:
                 await self._step()
                 self._check_limits()
                 self._save()
-        except LimitExceededError as e:
-            self.termination, self.progress.detail = Termination.LIMIT, str(e)
+        except (LimitExceededError, anyio.get_cancelled_exc_class()) as e:
+            # Inspect enforces sample limits by raising in, or cancelling, the solver
+            self.termination, self.progress.detail = Termination.LIMIT, repr(e)
             raise
         except BaseException as e:
             if self.termination is None:

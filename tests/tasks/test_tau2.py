@@ -224,3 +224,52 @@ def test_grade_cli_reports_bad_records(tmp_path: Path) -> None:
                     '"user_stop", "messages": []}\n')
     result = CliRunner().invoke(app, ["tau2", "grade", str(path)])
     assert result.exit_code == 1 and "no task 'nope'" in result.output
+
+
+@pytest.mark.parametrize("limit", [{"message_limit": 4}, {"token_limit": 6},
+                                   {"time_limit": 1}])
+def test_inspect_limits_leave_the_conversation_and_are_scored(limit: dict[str, int],
+                                                              tmp_path: Path) -> None:
+    """Any Inspect limit used to crash the scorer (`None is not a valid
+    TerminationReason`); now the conversation so far is in the store, the reason is
+    `limit` and the unfinished conversation scores 0, like MAX_STEPS."""
+    import time
+
+    def slow_user(input: list[Any], tools: list[Any], tool_choice: Any,
+                  config: Any) -> ModelOutput:
+        time.sleep(0.6)  # a blocking user: the time limit strikes mid-conversation
+        return output(ChatMessageAssistant(content="Please help me with my booking."))
+
+    user = slow_user if "time_limit" in limit else "envfactory/oracle"
+    ids = [t["id"] for t in data.load_tasks("airline")
+           if len(t["evaluation_criteria"]["actions"] or []) >= 3][:1]
+    (log,) = inspect_eval(tau2_airline(), model="envfactory/oracle",
+                          model_roles={"user": get_model("mockllm/model",
+                                                         custom_outputs=user)
+                                       if callable(user) else user},
+                          sample_id=ids, log_dir=str(tmp_path), display="none", **limit)
+    sample = (log.samples or [])[0]
+    assert sample.error is None and sample.limit is not None
+    score = next(iter(sample.scores.values()))
+    assert score.value == 0.0 and score.metadata["termination_reason"] == "limit"
+    record = trajectory_of(sample)
+    assert record.termination == "limit" and record.messages
+    assert record.messages[0].content == "Hi! How can I help you today?"
+
+
+def test_calls_refused_for_parse_errors_are_not_replayed() -> None:
+    """Live, a call whose arguments did not parse was refused; the reward used to replay
+    it anyway (with `{}` arguments), which runs an argument-free phone action."""
+    from harness.trajectory import Message, MessageCall
+    from tasks._tau2.evaluator import _replay
+
+    def replayed(parse_error: str | None) -> tuple[str, str | None]:
+        world = Tau2World("telecom")
+        call = MessageCall(id="1", name="toggle_airplane_mode", requestor="user",
+                           parse_error=parse_error)
+        _replay(world, [Message(role="user", tool_calls=[call], turn=0)])
+        return world.db_hashes()
+
+    untouched = Tau2World("telecom").db_hashes()
+    assert replayed(None) != untouched  # the control: a call that ran changes the phone
+    assert replayed("Expecting value: line 1 column 1 (char 0)") == untouched
