@@ -190,6 +190,29 @@ def tau2_grade(
     write_results(results, out)
 
 
+@app.command("trajectories")
+def trajectories(
+    logs: Annotated[list[Path], typer.Argument(help="Inspect log files (.eval / .json).")],
+    out: Annotated[Path, typer.Option(help="JSONL file of canonical Trajectory records.")],
+) -> None:
+    """Convert Inspect logs of any benchmark into canonical `Trajectory` records (what
+    training exports, `tau2 grade` and `envfactory/replay -M path=` read)."""
+    from harness.logs import trajectories as read_trajectories
+
+    count = 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for log in logs:
+            try:
+                for trajectory in read_trajectories(log):
+                    f.write(trajectory.model_dump_json(exclude_none=True) + "\n")
+                    count += 1
+            except (OSError, ValueError) as e:
+                typer.echo(f"error: {log}: {e}", err=True)
+                raise typer.Exit(1) from None
+    console.print(f"{count} trajectories -> {out}")
+
+
 @models_app.command("prepare")
 def models_prepare(
     name: Annotated[str, typer.Argument(help="Local model to prepare (smollm2).")],
