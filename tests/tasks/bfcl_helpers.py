@@ -1,89 +1,337 @@
-"""Shared helpers for the BFCL multi-turn tests: running the task in-process and the
-reference verdict the official pipeline gives for a recorded trajectory."""
+"""Shared helpers for the BFCL multi-turn tests: running our Inspect task in-process, and
+the reference verdict of the *official* pipeline for the same scripted model.
+
+The reference never goes through our code. `official_run` drives bfcl-eval's own
+multi-turn inference loop (`BaseHandler.inference_multi_turn_FC`) with its OpenAI
+Chat Completions FC handler, whose `_query_FC` (the network call) is replaced by a
+scripted model that answers with `openai` `ChatCompletion` objects; the official
+`_parse_query_response_FC`, `decode_execute`, executor and step limit do the rest. The
+result is scored by the official `eval_runner.multi_turn_runner` (decoding, the
+force-termination rule, `multi_turn_checker`), i.e. what `bfcl generate` followed by
+`bfcl evaluate` would say. Nothing touches the network or needs an API key; the score
+file the runner writes goes to a temporary directory that is removed, and the backend
+instances bfcl-eval caches in its module globals (keyed by model name + entry id) are
+deleted after each run (each run has its own model name).
+
+A scripted model is `Turns`: per user turn, per step, the calls of one message. A call
+is a call string (`"cd(folder='x')"`, Python literals; positional arguments are bound in
+the order of the offered tool's parameters, as `envfactory/replay` does) or a pair
+`(name, raw arguments string)` sent verbatim, malformed JSON included. A turn whose
+steps are exhausted is answered with text ("Done."), which ends it.
+"""
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import copy
+import importlib.util
+import io
 import json
+import sys
+import tempfile
+import types
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
-from bfcl_eval.model_handler.utils import convert_to_function_call
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
-from envs.bfcl import package
-from envs.bfcl.environment import forget_instances, new_run_key
-from harness.providers.script import parse_call
-from tasks._bfcl.multiturn import MAXIMUM_STEP_LIMIT, _positional_order
+from envs.bfcl import package  # noqa: F401 - sets BFCL_PROJECT_ROOT before bfcl-eval loads
 from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
 
-Turns = list[list[list[str]]]  # turns -> steps -> call strings
+Call = str | tuple[str, str]
+Turns = list[list[list[Any]]]  # turns -> steps -> calls (Call)
+
+FINAL_TEXT = "Done."
 
 
-def entry_and_gt(entry_id: str) -> tuple[dict[str, Any], list[list[str]]]:
-    category = entry_id.rsplit("_", 1)[0]
-    entry = next(e for e in package.load_jsonl(package.data_file(category))
-                 if e["id"] == entry_id)
-    gt = next(g["ground_truth"] for g in package.load_jsonl(
-        package.data_file(category, possible_answer=True)) if g["id"] == entry_id)
-    return entry, gt
+# -- our task --------------------------------------------------------------------------
 
 
-def run_task(model: Any, sample_ids: list[str], log_dir: Path, **model_args: Any) -> EvalLog:
+def run_task(model: Any, sample_ids: list[str], log_dir: Path, **kwargs: Any) -> EvalLog:
+    """Our Inspect task on `sample_ids`; extra keyword arguments go to `inspect_ai.eval`
+    (`model_args=`, `message_limit=`, ...)."""
     categories = sorted({i.removeprefix("multi_turn_").rsplit("_", 1)[0] for i in sample_ids})
+    kwargs.setdefault("max_samples", 64)
+    # one sample's error must not cancel the others (their errors read as CancelledError)
+    kwargs.setdefault("fail_on_error", False)
     (log,) = inspect_eval(
-        bfcl_multiturn(category=",".join(categories)), model=model, model_args=model_args,
-        sample_id=sample_ids, log_dir=str(log_dir), display="none", max_samples=64,
+        bfcl_multiturn(category=",".join(categories)), model=model, sample_id=sample_ids,
+        log_dir=str(log_dir), display="none", **kwargs,
     )
     return log
 
 
-def verdicts(log: EvalLog) -> dict[str, bool]:
+def scores(log: EvalLog) -> dict[str, Any]:
+    """Sample id -> its Score (every sample must have run without error)."""
     assert log.samples is not None
     out = {}
     for s in log.samples:
         assert s.error is None, f"{s.id}: {s.error}"
-        out[str(s.id)] = next(iter(s.scores.values())).value == "C"  # type: ignore[union-attr]
+        assert s.scores, f"{s.id}: not scored"
+        out[str(s.id)] = next(iter(s.scores.values()))
     return out
 
 
+def verdicts(log: EvalLog) -> dict[str, bool]:
+    return {i: s.value == "C" for i, s in scores(log).items()}
+
+
 def write_replay(path: Path, records: dict[str, Turns]) -> Path:
+    """An `envfactory/replay` file of BFCL call-string records."""
     with path.open("w") as f:
         for entry_id, turns in records.items():
             f.write(json.dumps({"id": entry_id, "turns": turns}) + "\n")
     return path
 
 
-def official_verdict(entry_id: str, turns: Turns) -> bool:
-    """What bfcl-eval's runner + checker say about a model that emitted `turns`.
+# -- the official pipeline ---------------------------------------------------------------
 
-    Independent of Inspect: decode each step with the official FC decoder (as the
-    runner does), apply the runner's 20-step force-quit and turn-count rule, then call
-    `multi_turn_checker` directly.
+
+@cache
+def _official() -> types.SimpleNamespace:
+    """bfcl-eval's handler, loader and runner, importable under `--no-deps`.
+
+    `base_handler` imports `overrides` (for `@final` only) and `eval_runner` imports
+    pandas (for leaderboard tables) and `constants.model_config` (every provider SDK);
+    none of them is used on this path. Missing ones are stubbed while importing and
+    removed again; `model_config` gets the project's one stub (the single-turn AST
+    checker needs its contents, whoever imports it first).
     """
-    entry, gt = entry_and_gt(entry_id)
-    positional: dict[str, list[str]] = {}
-    for c in entry["involved_classes"]:
-        positional.update(_positional_order(c))
-    decoded: Turns = []
-    for t in range(len(entry["question"])):
-        steps = turns[t] if t < len(turns) else []
-        turn_decoded = []
-        for step in steps:
-            calls = [parse_call(s, positional) for s in step]
-            turn_decoded.append(convert_to_function_call(
-                [{c.function: c.arguments} for c in calls]))
-            if len(turn_decoded) > MAXIMUM_STEP_LIMIT:
-                break
-        decoded.append(turn_decoded)
-        if len(turn_decoded) > MAXIMUM_STEP_LIMIT:
-            break
-    if len(decoded) != len(gt):
-        return False
-    run_key = new_run_key()
+    from tasks._bfcl.singleturn import _ensure_model_config
+
+    _ensure_model_config()
+    temporary = {}
+    for name, attrs in (("overrides", {"final": lambda f: f}), ("pandas", {})):
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            module = types.ModuleType(name)
+            module.__dict__.update(attrs)
+            temporary[name] = module
+    sys.modules.update(temporary)
     try:
-        return bool(multi_turn_checker(decoded, gt, entry, entry_id.rsplit("_", 1)[0],
-                                       run_key)["valid"])
+        from bfcl_eval._llm_response_generation import process_multi_turn_test_case
+        from bfcl_eval.constants.category_mapping import TEST_FILE_MAPPING, VERSION_PREFIX
+        from bfcl_eval.constants.eval_config import POSSIBLE_ANSWER_PATH, PROMPT_PATH
+        from bfcl_eval.eval_checker.eval_runner import multi_turn_runner
+        from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+        from bfcl_eval.model_handler.api_inference.openai_completion import (
+            OpenAICompletionsHandler,
+        )
+        from bfcl_eval.model_handler.base_handler import BaseHandler
+        from bfcl_eval.utils import load_file
     finally:
-        forget_instances(run_key)
+        for name in temporary:
+            sys.modules.pop(name, None)
+    return types.SimpleNamespace(**locals())
+
+
+@cache
+def _official_data(category: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    o = _official()
+    file = o.TEST_FILE_MAPPING[category]
+    prompts = {e["id"]: e for e in o.load_file(o.PROMPT_PATH / file)}
+    answers = {a["id"]: a for a in o.load_file(o.POSSIBLE_ANSWER_PATH / file)}
+    return prompts, answers
+
+
+def entry_and_gt(entry_id: str) -> tuple[dict[str, Any], list[list[str]]]:
+    """The raw official entry (a copy) and its ground truth."""
+    prompts, answers = _official_data(entry_id.rsplit("_", 1)[0])
+    return copy.deepcopy(prompts[entry_id]), copy.deepcopy(answers[entry_id]["ground_truth"])
+
+
+def gold_turns(entry_id: str) -> Turns:
+    """The ground truth as a scripted model: each turn's calls in one step."""
+    _, gt = entry_and_gt(entry_id)
+    return [[list(turn)] if turn else [] for turn in gt]
+
+
+def keyword_form(entry_id: str, turns: Turns) -> Turns:
+    """`turns` with positional arguments written as keywords (parameter order of the
+    official function docs); the model's JSON arguments are the same either way."""
+    entry, _ = entry_and_gt(entry_id)
+    o = _official()
+    (entry,) = o.process_multi_turn_test_case([entry])
+    docs = entry["function"] + [d for ds in entry.get("missed_function", {}).values()
+                                for d in ds]
+    tools = [{"name": d["name"], "parameters": d["parameters"]} for d in docs]
+
+    def rewrite(call: Any) -> Any:
+        if not isinstance(call, str) or not ast.parse(call, mode="eval").body.args:  # type: ignore[attr-defined]
+            return call
+        name, raw = _bind(call, tools)
+        arguments = json.loads(raw)
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+
+    return [[[rewrite(c) for c in step] for step in turn] for turn in turns]
+
+
+def _bind(call: Any, tools: list[dict[str, Any]]) -> tuple[str, str]:
+    """A scripted call as (name, raw JSON arguments) for the tools offered."""
+    if not isinstance(call, str):
+        name, raw = call
+        return str(name), str(raw)
+    node = ast.parse(call.strip(), mode="eval").body
+    assert isinstance(node, ast.Call), call
+    name = ast.unparse(node.func)
+    arguments: dict[str, Any] = {}
+    if node.args:
+        tool = next(t.get("function", t) for t in tools if t.get("function", t)["name"] == name)
+        order = list(tool["parameters"].get("properties", {}))
+        for pname, arg in zip(order, node.args, strict=False):
+            arguments[pname] = ast.literal_eval(arg)
+    for kw in node.keywords:
+        arguments[str(kw.arg)] = ast.literal_eval(kw.value)
+    return name, json.dumps(arguments)
+
+
+def chat_completion(calls: list[tuple[str, str]] | None, text: str = FINAL_TEXT) -> Any:
+    """An OpenAI `ChatCompletion`: tool calls with these raw argument strings, or text."""
+    from openai.types.chat import ChatCompletion
+
+    if calls is None:
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+             "function": {"name": name, "arguments": raw}} for name, raw in calls]}
+    return ChatCompletion.model_validate({
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+        "model": "scripted",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls is not None else "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    })
+
+
+@dataclass
+class Query:
+    """What the official loop sent at one `_query_FC`."""
+
+    turn: int
+    step: int
+    last_message: Any
+    tool_names: list[str]
+
+
+@dataclass
+class OfficialResult:
+    valid: bool
+    error_type: str | None
+    #: per turn, per step, the model responses the loop recorded (its result file)
+    result: list[list[Any]]
+    #: per turn, the decoded steps the runner scored (None when it did not get that far)
+    decoded: list[list[list[str]]] | None
+    queries: list[Query] = field(default_factory=list)
+    #: every execution result, in order (the tool messages the model was sent)
+    tool_results: list[str] = field(default_factory=list)
+
+
+@cache
+def _scripted_handler_class() -> type:
+    o = _official()
+
+    class ScriptedHandler(o.OpenAICompletionsHandler):  # type: ignore[misc,name-defined]
+        """The official OpenAI Chat Completions FC handler with a scripted model
+        behind `_query_FC`; everything else is the handler's own code."""
+
+        def __init__(self, model_name: str, script: Turns) -> None:
+            o.BaseHandler.__init__(self, model_name, temperature=0.001)
+            # OpenAICompletionsHandler.__init__ also builds an OpenAI client (needs an
+            # API key); the scripted model needs none
+            self.model_style = _openai_completions_style()
+            self.script = script
+            self.turn, self.step = -1, 0
+            self.queries: list[Query] = []
+            self.tool_results: list[str] = []
+
+        def add_first_turn_message_FC(self, inference_data: dict, messages: list) -> dict:
+            self.turn, self.step = self.turn + 1, 0
+            return super().add_first_turn_message_FC(inference_data, messages)  # type: ignore[no-any-return]
+
+        def _add_next_turn_user_message_FC(self, inference_data: dict, messages: list) -> dict:
+            self.turn, self.step = self.turn + 1, 0
+            return super()._add_next_turn_user_message_FC(inference_data, messages)  # type: ignore[no-any-return]
+
+        def _add_execution_results_FC(self, inference_data: dict, results: list,
+                                      response_data: dict) -> dict:
+            self.tool_results.extend(results)
+            return super()._add_execution_results_FC(inference_data, results, response_data)  # type: ignore[no-any-return]
+
+        def _query_FC(self, inference_data: dict) -> tuple[Any, float]:
+            tools = inference_data["tools"]
+            self.queries.append(Query(
+                turn=self.turn, step=self.step, last_message=inference_data["message"][-1],
+                tool_names=[t.get("function", t)["name"] for t in tools]))
+            steps = self.script[self.turn] if self.turn < len(self.script) else []
+            step = steps[self.step] if self.step < len(steps) else None
+            self.step += 1
+            if step is None:
+                return chat_completion(None), 0.0
+            return chat_completion([_bind(c, tools) for c in step]), 0.0
+
+    return ScriptedHandler
+
+
+def _openai_completions_style() -> Any:
+    try:
+        from bfcl_eval.model_handler.model_style import ModelStyle
+
+        return ModelStyle.OpenAI_Completions
+    except ImportError:  # V4
+        from bfcl_eval.constants.enums import ModelStyle
+
+        return ModelStyle.OPENAI_COMPLETIONS
+
+
+def _forget(model_name: str) -> None:
+    """Delete every backend instance bfcl-eval cached for this model name."""
+    g = vars(_official().multi_turn_utils)
+    prefix = model_name.replace("-", "_").replace(".", "_").replace("/", "_").replace(":", "_")
+    for key in [k for k in g if k.startswith(prefix) and k.endswith("_instance")]:
+        del g[key]
+
+
+def cached_instances() -> list[str]:
+    return [k for k in vars(_official().multi_turn_utils) if k.endswith("_instance")]
+
+
+def official_run(entry_id: str, turns: Turns) -> OfficialResult:
+    """`bfcl generate` + `bfcl evaluate` for one entry and a scripted model."""
+    o = _official()
+    category = entry_id.rsplit("_", 1)[0]
+    prompts, answers = _official_data(category)
+    (entry,) = o.process_multi_turn_test_case([copy.deepcopy(prompts[entry_id])])
+    model_name = f"scripted-{uuid.uuid4().hex[:16]}-FC"
+    handler = _scripted_handler_class()(model_name, turns)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the loop prints every step
+            result, _ = handler.inference_multi_turn_FC(
+                entry, include_input_log=False, exclude_state_log=True)
+            with tempfile.TemporaryDirectory() as score_dir:
+                accuracy, _ = o.multi_turn_runner(
+                    handler, [{"id": entry_id, "result": result}], [entry],
+                    [copy.deepcopy(answers[entry_id])], model_name, category, Path(score_dir))
+                score_file = Path(score_dir) / model_name / (
+                    f"{o.VERSION_PREFIX}_{category}_score.json")
+                rows = [json.loads(line) for line in score_file.read_text().splitlines()]
+    finally:
+        _forget(model_name)
+    failure = next((r for r in rows[1:] if r.get("id") == entry_id), None)
+    valid = accuracy == 1.0
+    assert valid == (failure is None)
+    return OfficialResult(
+        valid=valid,
+        error_type=None if failure is None else failure["error"].get("error_type"),
+        result=result,
+        decoded=None if failure is None else failure.get("model_result_decoded"),
+        queries=handler.queries, tool_results=handler.tool_results,
+    )
+
+
+def official_verdict(entry_id: str, turns: Turns) -> bool:
+    return official_run(entry_id, turns).valid
