@@ -226,7 +226,7 @@ class Environment:
         return self._state
 
     @state.setter
-    def state(self, value: BaseModel) -> None:
+    def state(self, value: Any) -> None:
         self._state = value
         if not self._depth:  # the caller keeps a reference to what it assigned
             self._exposed, self._base, self._journal = True, None, []

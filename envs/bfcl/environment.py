@@ -204,8 +204,9 @@ def call_string(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 @cache
-def _methods(cls: type) -> frozenset[str]:
+def _methods(class_name: str) -> frozenset[str]:
     """Public methods of a backend class: the tools the official executor can call."""
+    cls = getattr(importlib.import_module(package.class_module(class_name)), class_name)
     return frozenset(n for n, _ in inspect.getmembers(cls, inspect.isfunction)
                      if not n.startswith("_"))
 
@@ -265,7 +266,7 @@ class BfclEnvironment(Environment):
     # -- Environment hooks: the contract's call() over the official executor ------------
 
     def _tool_names(self) -> frozenset[str]:
-        return _methods(type(self.backend))
+        return _methods(self.class_name)
 
     def _lookup(self, name: str) -> str | None:
         return name if name in self._tool_names() else None
