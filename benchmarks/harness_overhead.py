@@ -14,9 +14,10 @@ default settings (`max_samples` 50, quiet display, log to a temporary folder):
   and per sample, and the oracle's accuracy (1.0 expected);
 * the floor: bfcl-eval's `multi_turn_checker` alone on the gold calls of the same
   entries (what scoring costs; the official pipeline pays it too);
-* with `--profile`, where the CPU goes: a CPU-time stack sampler (SIGPROF) on the eval
-  charges each sample to the innermost frame of ours (harness/, tasks/, envs/),
-  bfcl-eval or Inspect (by sub-package), skipping the libraries they call into.
+* with `--profile`, where the CPU goes: a CPU-time stack sampler (SIGPROF, 2 ms) on
+  the eval charges each sample to the innermost frame of ours (harness/, tasks/,
+  envs/), bfcl-eval or Inspect (by sub-package: log, model, _eval, solver, ...),
+  skipping the libraries they call into (pydantic, json, asyncio, ...).
 
 For the speed settings a user can choose and the comparison with the official
 `bfcl generate`, see `benchmarks/bfcl_vs_official.py`. Ends with one JSON line.
@@ -39,7 +40,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 MODEL = "envfactory/oracle"
-TASK = str(ROOT / "tasks" / "bfcl_multiturn")
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 
 
@@ -64,16 +64,18 @@ def select_ids(categories: list[str], limit: int | None) -> list[str]:
 def run_eval(ids: list[str], categories: list[str], max_samples: int) -> dict[str, Any]:
     from inspect_ai import eval as inspect_eval
 
+    from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
+
     with tempfile.TemporaryDirectory(prefix="harness_overhead_") as log_dir:
+        task = bfcl_multiturn(category=",".join(categories))
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        (log,) = inspect_eval(TASK, model=MODEL, task_args={"category": ",".join(categories)},
-                              sample_id=ids, log_dir=log_dir, display="none",
-                              max_samples=max_samples)
+        (log,) = inspect_eval(task, model=MODEL, sample_id=ids, log_dir=log_dir,
+                              display="none", max_samples=max_samples)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    if log.status != "success":
-        raise RuntimeError(f"eval did not succeed: {log.status} {log.error}")
-    samples = log.samples or []
-    calls = sum(1 for s in samples for e in s.events if e.event == "model")
+        if log.status != "success":
+            raise RuntimeError(f"eval did not succeed: {log.status} {log.error}")
+        samples = list(log.samples or [])  # read (lazily) before the folder goes
+        calls = sum(1 for s in samples for e in s.events if e.event == "model")
     metric = log.results.scores[0].metrics.get("overall") if log.results else None
     return {"samples": len(samples), "model_calls": calls, "wall_s": wall, "cpu_s": cpu,
             "accuracy": None if metric is None else metric.value}
@@ -101,23 +103,23 @@ def checker_floor(ids: list[str], categories: list[str]) -> dict[str, Any]:
             "cpu_s": time.process_time() - cpu0}
 
 
-# Where a stack sample goes: the innermost frame under one of these path fragments.
-OWNERS = [
-    ("ours: harness/", f"{ROOT}/harness/"), ("ours: tasks/", f"{ROOT}/tasks/"),
-    ("ours: envs/", f"{ROOT}/envs/"), ("bfcl-eval (executor, checker)", "/bfcl_eval/"),
-    ("inspect: log, transcript, events", "/inspect_ai/log/"),
-    ("inspect: log, transcript, events", "/inspect_ai/event/"),
-    ("inspect: model", "/inspect_ai/model/"), ("inspect: eval runner", "/inspect_ai/_eval/"),
-    ("inspect: other", "/inspect_ai/"),
-]
+# Where a stack sample goes: the innermost frame of ours, bfcl-eval or Inspect (by
+# sub-package; Inspect's `_util` helpers count for their caller).
+OURS = {f"{ROOT}/{folder}/": f"ours: {folder}/" for folder in ("harness", "tasks", "envs")}
 
 
 def owner(frame: FrameType | None) -> str:
     while frame is not None:
         path = frame.f_code.co_filename
-        for name, fragment in OWNERS:
-            if fragment in path:
+        for prefix, name in OURS.items():
+            if path.startswith(prefix):
                 return name
+        if "/bfcl_eval/" in path:
+            return "bfcl-eval (executor, checker)"
+        if "/inspect_ai/" in path:
+            sub = path.split("/inspect_ai/", 1)[1].split("/", 1)[0]
+            if sub != "_util":
+                return f"inspect: {sub.removesuffix('.py')}"
         frame = frame.f_back
     return "other (event loop, threads)"
 
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     console.print("[dim]warm-up eval (one-time imports)...[/dim]")
     run_eval(select_ids(categories, len(categories)), categories, args.max_samples)
     console.print(f"[dim]eval: {len(ids)} samples{' (profiled)' if args.profile else ''}"

@@ -5,8 +5,9 @@
 
 Runs each domain's tasks through Inspect with `envfactory/oracle` in both roles (no
 model latency at all), so all measured time is harness: the episode loop, the
-environments, Inspect's bookkeeping and the reward. Then re-scores the same log with
-the task's own scorer (`inspect_ai.score`) to show what the reward costs. `--quick`
+environments, Inspect's bookkeeping and the reward (after a one-task warm-up per domain
+that pays imports and data loading). Then re-scores the same log with the task's own
+scorer (`inspect_ai.score`) to show what the reward costs. `--quick`
 runs 5 tasks per domain (CI). Without τ² data (`TAU2_DATA_DIR`, or `../shared/data/tau2`
 beside the checkout) it skips with the reason in its JSON line.
 
@@ -47,10 +48,10 @@ def measure(domain: str, limit: int | None) -> dict[str, float]:
         wall = time.perf_counter() - start
         if log.status != "success":
             raise RuntimeError(f"{domain}: eval did not succeed: {log.error}")
+        samples = list(log.samples or [])  # read (lazily) before the folder goes
         start = time.perf_counter()
-        score(log, task.scorer, display="none", action="overwrite")
+        score(log, task.scorer, display="none", action="overwrite", copy=False)
         reward_time = time.perf_counter() - start
-    samples = log.samples or []
     calls = sum(1 for s in samples for e in s.events if e.event == "model")
     # conversation steps (τ²'s step count, from the score metadata)
     steps = sum(int((next(iter(s.scores.values())).metadata or {}).get("steps", 0))
@@ -81,14 +82,17 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    figures = {d: measure(d, args.limit) for d in args.domains.split(",")}
+    domains = args.domains.split(",")
+    for d in domains:  # warm-up: imports and data loading, not timed
+        measure(d, 1)
+    figures = {d: measure(d, args.limit) for d in domains}
     table = Table(title="τ² harness overhead (zero-latency oracle agent and user)")
     for col in ("domain", "conversations", "steps", "model calls", "wall s", "ms/step",
                 "ms/conversation", "reward ms/conv", "reward share"):
         table.add_column(col, justify="right")
     for d, f in figures.items():
         table.add_row(d, *(str(v) for v in f.values()))
-    Console(stderr=True).print(table)
+    Console(stderr=True, width=None if sys.stderr.isatty() else 120).print(table)
     print(json.dumps(figures))
 
 
