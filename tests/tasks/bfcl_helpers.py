@@ -126,7 +126,13 @@ def _official() -> types.SimpleNamespace:
     finally:
         for name in temporary:
             sys.modules.pop(name, None)
-    return types.SimpleNamespace(**locals())
+    return types.SimpleNamespace(
+        process_multi_turn_test_case=process_multi_turn_test_case,
+        TEST_FILE_MAPPING=TEST_FILE_MAPPING, VERSION_PREFIX=VERSION_PREFIX,
+        POSSIBLE_ANSWER_PATH=POSSIBLE_ANSWER_PATH, PROMPT_PATH=PROMPT_PATH,
+        multi_turn_runner=multi_turn_runner, multi_turn_utils=multi_turn_utils,
+        OpenAICompletionsHandler=OpenAICompletionsHandler, BaseHandler=BaseHandler,
+        load_file=load_file)
 
 
 @cache
@@ -300,30 +306,69 @@ def cached_instances() -> list[str]:
     return [k for k in vars(_official().multi_turn_utils) if k.endswith("_instance")]
 
 
-def official_run(entry_id: str, turns: Turns) -> OfficialResult:
-    """`bfcl generate` + `bfcl evaluate` for one entry and a scripted model."""
+def _processed_entry(entry_id: str) -> dict[str, Any]:
+    """The entry as `bfcl generate` hands it to a handler (function docs added,
+    held-out docs moved to `missed_function`)."""
+    prompts, _ = _official_data(entry_id.rsplit("_", 1)[0])
+    (entry,) = _official().process_multi_turn_test_case([copy.deepcopy(prompts[entry_id])])
+    return entry  # type: ignore[no-any-return]
+
+
+def official_evaluate(entry_id: str, result: Any, handler: Any = None,
+                      model_name: str | None = None) -> tuple[bool, dict[str, Any] | None]:
+    """`bfcl evaluate` (eval_runner.multi_turn_runner) on one entry's result: whether it
+    is valid, and the score-file row of a failure."""
     o = _official()
     category = entry_id.rsplit("_", 1)[0]
-    prompts, answers = _official_data(category)
-    (entry,) = o.process_multi_turn_test_case([copy.deepcopy(prompts[entry_id])])
+    _, answers = _official_data(category)
+    model_name = model_name or f"scripted-{uuid.uuid4().hex[:16]}-FC"
+    handler = handler or _scripted_handler_class()(model_name, [])
+    try:
+        with tempfile.TemporaryDirectory() as score_dir, \
+                contextlib.redirect_stdout(io.StringIO()):
+            accuracy, _ = o.multi_turn_runner(
+                handler, [{"id": entry_id, "result": result}], [_processed_entry(entry_id)],
+                [copy.deepcopy(answers[entry_id])], model_name, category, Path(score_dir))
+            score_file = Path(score_dir) / model_name / (
+                f"{o.VERSION_PREFIX}_{category}_score.json")
+            rows = [json.loads(line) for line in score_file.read_text().splitlines()]
+    finally:
+        _forget(model_name)
+    failure = next((r for r in rows[1:] if r.get("id") == entry_id), None)
+    assert (accuracy == 1.0) == (failure is None)
+    return failure is None, failure
+
+
+def result_of_records(messages: list[dict[str, Any]]) -> list[list[Any]]:
+    """A run's model responses in the official result format (per turn, per step:
+    `[{name: arguments JSON}]` or the text), from the canonical message records of a
+    log sample's store (`EpisodeProgress:messages`)."""
+    result: list[list[Any]] = []
+    for m in messages:
+        if m.get("turn") is None:
+            continue
+        while len(result) <= m["turn"]:
+            result.append([])
+        if m["role"] == "assistant":
+            calls = m.get("tool_calls")
+            result[m["turn"]].append(
+                [{c["name"]: c.get("raw_arguments") or json.dumps(c.get("arguments", {}))}
+                 for c in calls] if calls else (m.get("content") or ""))
+    return result
+
+
+def official_run(entry_id: str, turns: Turns) -> OfficialResult:
+    """`bfcl generate` + `bfcl evaluate` for one entry and a scripted model."""
+    entry = _processed_entry(entry_id)
     model_name = f"scripted-{uuid.uuid4().hex[:16]}-FC"
     handler = _scripted_handler_class()(model_name, turns)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the loop prints every step
             result, _ = handler.inference_multi_turn_FC(
                 entry, include_input_log=False, exclude_state_log=True)
-            with tempfile.TemporaryDirectory() as score_dir:
-                accuracy, _ = o.multi_turn_runner(
-                    handler, [{"id": entry_id, "result": result}], [entry],
-                    [copy.deepcopy(answers[entry_id])], model_name, category, Path(score_dir))
-                score_file = Path(score_dir) / model_name / (
-                    f"{o.VERSION_PREFIX}_{category}_score.json")
-                rows = [json.loads(line) for line in score_file.read_text().splitlines()]
+        valid, failure = official_evaluate(entry_id, result, handler, model_name)
     finally:
         _forget(model_name)
-    failure = next((r for r in rows[1:] if r.get("id") == entry_id), None)
-    valid = accuracy == 1.0
-    assert valid == (failure is None)
     return OfficialResult(
         valid=valid,
         error_type=None if failure is None else failure["error"].get("error_type"),
