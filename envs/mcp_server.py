@@ -19,6 +19,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from envs.base import Environment
+from envs.schemas import inline_refs
 
 __all__ = ["build_server", "serve_http", "serve_stdio"]
 
@@ -60,7 +61,8 @@ def build_server(
     server: Server[Any, Any] = Server(name)
     sessions: weakref.WeakKeyDictionary[Any, Environment] = weakref.WeakKeyDictionary()
     tools = [
-        types.Tool(name=s.name, description=s.description, inputSchema=s.parameters,
+        types.Tool(name=s.name, description=s.description,
+                   inputSchema=inline_refs(s.parameters),
                    annotations=types.ToolAnnotations(readOnlyHint=not s.write))
         for s in factory().tools()
     ] + _SCENARIO_TOOLS

@@ -17,13 +17,15 @@ role's model is shown, plus whether the call succeeded), and `snapshot()` of the
 
 Every backend executes only the tools it offered (a server's `load_scenario` is not
 the model's to call) and answers anything else with `unknown_tool`'s wording.
-Schemas reach the model whole: `$ref`/`$defs` are inlined (`inline_refs`).
+Schemas reach the model whole: `$ref`/`$defs` are inlined (`envs.schemas.inline_refs`,
+also applied by our MCP server, since Inspect's MCP client drops `$defs`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
@@ -43,6 +45,7 @@ from inspect_ai.util import JSONSchema
 from pydantic import BaseModel
 
 from envs.base import ToolResult, ToolSpec
+from envs.schemas import inline_refs
 from envs.world import World, qualify, split_name
 from harness.trajectory import Role
 
@@ -54,7 +57,6 @@ __all__ = [
     "Observation",
     "RequestorBackend",
     "ToolBackend",
-    "inline_refs",
     "tool_info",
     "unknown_tool",
 ]
@@ -73,36 +75,6 @@ class Observation(BaseModel):
 def unknown_tool(name: object, available: Collection[str]) -> str:
     """The one wording for a call to a tool the caller was not offered."""
     return f"Unknown tool {name!r}. Available tools: {', '.join(sorted(available))}."
-
-
-def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`schema` with every local `$ref` (`#/$defs/X`) replaced by its definition.
-
-    Pydantic puts nested models and enums in `$defs`; tool schemas are sent to models as
-    a properties map, where a `$ref` would point nowhere. Sibling keys of a `$ref`
-    (a field's description) are kept over the definition's; titles are dropped.
-    """
-    defs = dict(schema.get("$defs", {}))
-
-    def walk(node: Any, seen: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [walk(n, seen) for n in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            key = ref.removeprefix("#/$defs/")
-            if key in seen:
-                raise ValueError(f"recursive schema definition {key!r} cannot be inlined")
-            if key not in defs:
-                raise ValueError(f"schema refers to undefined {ref!r}")
-            merged = {**walk(defs[key], (*seen, key)),
-                      **{k: walk(v, seen) for k, v in node.items() if k != "$ref"}}
-            merged.pop("title", None)
-            return merged
-        return {k: walk(v, seen) for k, v in node.items() if k not in ("$defs", "title")}
-
-    return dict(walk(dict(schema), ()))
 
 
 def tool_info(name: str, spec: ToolSpec) -> ToolInfo:
@@ -287,9 +259,12 @@ class McpBackend(ToolBackend):
     @classmethod
     def for_environments(cls, envs: Sequence[str],
                          states: Mapping[str, Mapping[str, Any]]) -> McpBackend:
-        """Our environments, one `envfactory env serve NAME` stdio process each."""
+        """Our environments, one `envfactory env serve NAME` stdio process each, with
+        this process's environment variables (the MCP client would pass only a few, and
+        servers need e.g. `TAU2_DATA_DIR`)."""
         return cls([McpServerSpec(name=env, command=sys.executable,
-                                  args=["-m", "envfactory", "env", "serve", env])
+                                  args=["-m", "envfactory", "env", "serve", env],
+                                  env=dict(os.environ))
                     for env in envs], states)
 
     async def __aenter__(self) -> McpBackend:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from envs import registry
+from envs.schemas import inline_refs
 from harness.tool_backends import (
     InProcessBackend,
     McpBackend,
     McpServerSpec,
-    inline_refs,
     tool_info,
     unknown_tool,
 )
@@ -84,7 +84,8 @@ async def test_mcp_backend_hides_scenario_tools_and_keeps_the_world() -> None:
         names = [t.name for t in backend.tools()]
         assert names and not any(n.endswith(("load_scenario", "save_scenario")) for n in names)
         wipe = await backend.call("calendar-load_scenario", {"scenario": {}})
-        assert not wipe.ok and wipe.text == f"Error: {unknown_tool('calendar-load_scenario', names)}"
+        assert not wipe.ok
+        assert wipe.text == f"Error: {unknown_tool('calendar-load_scenario', names)}"
         assert not (await backend.call("calendar-save_scenario", {})).ok
         assert await backend.snapshot() == {"calendar": state}
         inprocess = InProcessBackend(["calendar"], {"calendar": state})
@@ -109,3 +110,17 @@ async def test_mcp_backend_stops_started_servers_when_a_later_one_fails() -> Non
 def test_mcp_server_spec_needs_a_command_or_url() -> None:
     with pytest.raises(ValueError, match="give a command or a url"):
         McpServerSpec(name="x").server()
+
+
+@needs_tau2
+@pytest.mark.slow
+async def test_nested_arguments_survive_mcp_serving() -> None:
+    """`envfactory env serve tau2/airline` publishes inlined schemas (Inspect's MCP
+    client would drop `$defs`), so MCP and in-process offer the same tool."""
+    from envs.tau2.airline import Airline
+
+    spec = next(s for s in Airline.tool_specs() if s.name == "book_reservation")
+    async with McpBackend.for_environments(["tau2/airline"], {}) as backend:
+        served = next(t for t in backend.tools() if t.name == "tau2/airline-book_reservation")
+    local = tool_info(spec.name, spec).parameters.model_dump(exclude_none=True)
+    assert served.parameters.model_dump(exclude_none=True)["properties"] == local["properties"]
