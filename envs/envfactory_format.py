@@ -15,6 +15,7 @@ validated by the wrappers' own Pydantic argument models; state is the API's
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import itertools
@@ -151,5 +152,5 @@ def load_directory(directory: Path) -> dict[str, Callable[[], EnvFactoryFormatEn
     factories: dict[str, Callable[[], EnvFactoryFormatEnvironment]] = {}
     for path in sorted(directory.glob("*.py")):
         probe = EnvFactoryFormatEnvironment(path)  # validates the format now, not later
-        factories[probe.name] = lambda path=path: EnvFactoryFormatEnvironment(path)
+        factories[probe.name] = functools.partial(EnvFactoryFormatEnvironment, path)
     return factories
