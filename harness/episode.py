@@ -149,7 +149,11 @@ class Rules:
 
 @dataclass
 class Side:
-    """One speaker: its model, the history that model sees, and its tools."""
+    """One speaker: its model, the history that model sees, and its tools.
+
+    Give the agent the sample's own message list (`state.messages`) as its history:
+    the log then holds the conversation as it grows, and Inspect's message limit is
+    enforced on it like on any solver's messages."""
 
     role: Role
     model: Model | None
@@ -264,8 +268,8 @@ class Episode:
         self.messages.append(message)
 
     def _greet(self, text: str) -> None:
-        self.agent.history.append(ChatMessageAssistant(content=text))
         self._record(Message(role="assistant", content=text))
+        self.agent.history.append(ChatMessageAssistant(content=text))
         self._deliver_text("assistant", text)
 
     async def _step(self) -> None:
@@ -292,9 +296,9 @@ class Episode:
         if turn.tools is not None:
             self.agent.tools = turn.tools
         for m in turn.messages:
-            self.agent.history.append(m)
             self._record(Message(role="system" if m.role == "system" else "user",
                                  content=m.text))
+            self.agent.history.append(m)
         self.from_role, self.to_role = "user", "assistant"
 
     async def _speak(self, role: Role) -> None:
@@ -307,7 +311,6 @@ class Episode:
                                                config=side.config or GenerateConfig())
         side.step += 1
         message = output.message
-        side.history.append(message)
         record = message_record(message, role, raw,
                                 lambda name: self.backend.requestor(role, name))
         invocations = self.rules.decode(record) if record.tool_calls else None
@@ -318,6 +321,7 @@ class Episode:
                     call.arguments = decoded[call.id].arguments
                     call.parse_error = decoded[call.id].parse_error
         self._record(record)
+        side.history.append(message)
         if role == "user" and isinstance(self.user, SimulatedUser) and any(
                 token in message.text for token in self.user.stop_tokens):
             self._end(Termination.USER_STOP)
@@ -356,11 +360,11 @@ class Episode:
                     self.gold.observe(self.backend.requestor(role, invocation.name),
                                       invocation.name)
             self.errors += not ok
-            side.history.append(ChatMessageTool(content=text, tool_call_id=invocation.id,
-                                                function=invocation.name))
             self._record(Message(role="tool", content=text, tool_call_id=invocation.id,
                                  requestor=role, error=not ok))
             _tool_event(invocation, text, ok)
+            side.history.append(ChatMessageTool(content=text, tool_call_id=invocation.id,
+                                                function=invocation.name))
         self.pending = []
 
     # -- limits -----------------------------------------------------------------------

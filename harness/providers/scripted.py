@@ -29,10 +29,10 @@ from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 from inspect_ai.util import store_as
 
-from harness.gold import GoldCall, GoldMessage, ModelCallContext, Script, parse_call
+from harness.gold import GoldCall, GoldMessage, ModelCallContext, Position, Script, parse_call
 from harness.trajectory import Trajectory
 
-__all__ = ["ScriptedModelAPI", "load_replay_file", "script_of"]
+__all__ = ["ScriptedModelAPI", "load_replay_file", "replay_message", "trajectory_script"]
 
 
 class ScriptedModelAPI(ModelAPI):
@@ -53,6 +53,7 @@ class ScriptedModelAPI(ModelAPI):
                 "envfactory/replay -M path=FILE"
             )
         self.records: dict[str, dict[str, Any]] = {}
+        self._scripts: dict[str, Script] = {}
         if model_name == "replay":
             path = model_args.get("path")
             if not path:
@@ -82,7 +83,14 @@ class ScriptedModelAPI(ModelAPI):
                 raise RuntimeError("envfactory/replay: the task's solver published no "
                                    "position for this model call (it does not use the "
                                    "harness episode loop)")
-            gold = script_of(self._record(), tools).at(context.position)
+            sample_id, record = self._record()
+            if "messages" in record or "environments" in record:  # a Trajectory: parse once
+                if sample_id not in self._scripts:
+                    self._scripts[sample_id] = trajectory_script(
+                        Trajectory.model_validate(record))
+                gold = self._scripts[sample_id].at(context.position)
+            else:
+                gold = replay_message(record, context.position, tools)
         if gold.calls:
             message = ChatMessageAssistant(
                 content="", tool_calls=[_tool_call(c) for c in gold.calls],
@@ -98,32 +106,38 @@ class ScriptedModelAPI(ModelAPI):
             usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2),
         )
 
-    def _record(self) -> dict[str, Any]:
+    def _record(self) -> tuple[str, dict[str, Any]]:
         state = sample_state()
         sample_id = str(state.sample_id) if state is not None else None
         record = self.records.get(sample_id) if sample_id is not None else None
-        if record is None:
+        if sample_id is None or record is None:
             raise RuntimeError(
                 f"envfactory/replay: {self.path} has no record for sample id {sample_id!r}")
-        return record
+        return sample_id, record
 
 
-def script_of(record: dict[str, Any], tools: Sequence[ToolInfo] = ()) -> Script:
-    """The script a replay record plays.
+def replay_message(record: dict[str, Any], position: Position,
+                   tools: Sequence[ToolInfo] = ()) -> GoldMessage:
+    """The message a replay record plays at `position`.
 
     A canonical `Trajectory` plays its recorded messages (greeting excluded: it was never
     generated). A call-string record (`{"id", "turns": [[["cd(folder='x')"], ...]]}`)
-    plays one agent message per step; positional arguments (`sort('a.pdf')`) are bound
-    in the order of the offered tool's parameters.
+    plays one agent message per step, then text; only the step being played is parsed,
+    with positional arguments (`sort('a.pdf')`) bound in the order of the parameters of
+    the tools offered now (a later turn may call a function not yet revealed).
     """
     if "messages" in record or "environments" in record:
-        return _trajectory_script(Trajectory.model_validate(record))
+        return trajectory_script(Trajectory.model_validate(record)).at(position)
+    turns = record.get("turns", [])
+    if (position.role != "assistant" or not 0 <= position.turn < len(turns)
+            or position.step >= len(turns[position.turn])):
+        return GoldMessage(text=Script().final_text)
     positional = {t.name: list(t.parameters.properties) for t in tools}
-    return Script.of_calls([[[parse_call(c, positional) for c in step] for step in turn]
-                            for turn in record.get("turns", [])])
+    return GoldMessage(calls=[parse_call(c, positional)
+                              for c in turns[position.turn][position.step]])
 
 
-def _trajectory_script(trajectory: Trajectory) -> Script:
+def trajectory_script(trajectory: Trajectory) -> Script:
     script = Script()
     for message in trajectory.messages:
         if message.role not in ("assistant", "user") or message.turn is None:

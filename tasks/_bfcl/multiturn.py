@@ -246,14 +246,12 @@ def bfcl_multi_turn_solver() -> Solver:
         classes: list[str] = meta["involved_classes"]
         world = BfclWorld(str(state.sample_id), meta["initial_config"], classes,
                           long_context="long_context" in category)
-        agent = Side(role="assistant", model=get_model(), history=[])
+        state.messages = []
+        agent = Side(role="assistant", model=get_model(), history=state.messages)
         episode = Episode(agent, BfclBackend(world, lambda: agent.tools), RULES,
                           user=ScriptedUser(user_turns(meta, category)),
                           gold=ScriptPolicy(gold_script(meta["ground_truth"], classes)))
-        try:
-            await episode.run()
-        finally:  # a limit or an error still leaves the messages in the log
-            state.messages = agent.history
+        await episode.run()
         if agent.history and agent.history[-1].role == "assistant":
             state.output = ModelOutput.from_message(agent.history[-1])
         return state

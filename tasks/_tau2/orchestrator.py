@@ -15,7 +15,7 @@ and `OraclePlan`, the gold policy `envfactory/oracle` plays.
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessageSystem, Model, get_model
+from inspect_ai.model import ChatMessage, ChatMessageSystem, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo
 
@@ -168,7 +168,8 @@ def _done_tool() -> ToolInfo:
 
 
 def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
-            max_steps: int = 200, max_errors: int = 10, solo: bool = False) -> Episode:
+            max_steps: int = 200, max_errors: int = 10, solo: bool = False,
+            history: list[ChatMessage] | None = None) -> Episode:
     """One τ² conversation on the harness loop: upstream's rules as `Rules`, the world's
     two toolkits behind a requestor-aware backend, `OraclePlan` as the gold."""
     world = Tau2World(domain)
@@ -189,9 +190,9 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
     rules = Rules(max_steps=max_steps, max_errors=max_errors,
                   greeting=None if solo else GREETING,
                   stop_tool=STOP_TOOL if solo else None)
-    agent_side = Side(role="assistant", model=agent,
-                      history=[ChatMessageSystem(content=agent_system_prompt(
-                          domain, task, mode, solo))],
+    history = history if history is not None else []
+    history.append(ChatMessageSystem(content=agent_system_prompt(domain, task, mode, solo)))
+    agent_side = Side(role="assistant", model=agent, history=history,
                       tools=backend.tools("assistant"))
     simulated = None if solo else SimulatedUser(
         Side(role="user", model=user,
@@ -211,12 +212,9 @@ def tau2_solver(domain: str, mode: str = "default", max_steps: int = 200,
         task = Task.model_validate(state.metadata["task"])
         agent = get_model()
         user = get_model(role="user", default=agent)
-        conversation = episode(task, domain, agent, user, mode, max_steps, max_errors,
-                               solo=solo)
-        try:
-            await conversation.run()
-        finally:  # a limit or an error still leaves the agent's messages in the log
-            state.messages = conversation.agent.history
+        state.messages = []
+        await episode(task, domain, agent, user, mode, max_steps, max_errors, solo=solo,
+                      history=state.messages).run()
         return state
 
     return solve

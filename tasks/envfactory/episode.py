@@ -82,16 +82,13 @@ def envfactory_solver(transport: str = "inprocess", max_steps: int = 10) -> Solv
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = Trajectory.model_validate(state.metadata["trajectory"])
         async with _backend(transport, task) as backend:
-            agent = Side(role="assistant", model=get_model(),
-                         history=[ChatMessageSystem(content=SYSTEM_PROMPT)],
+            state.messages = [ChatMessageSystem(content=SYSTEM_PROMPT)]
+            agent = Side(role="assistant", model=get_model(), history=state.messages,
                          tools=backend.tools())
             user = ScriptedUser([UserTurn(messages=[ChatMessageUser(content=t.user)])
                                  for t in task.turns])
-            try:
-                await Episode(agent, backend, rules, user=user,
-                              gold=ScriptPolicy(gold_script(task))).run()
-            finally:  # a limit or an error still leaves the messages in the log
-                state.messages = agent.history
+            await Episode(agent, backend, rules, user=user,
+                          gold=ScriptPolicy(gold_script(task))).run()
         return state
 
     return solve

@@ -9,7 +9,11 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from inspect_ai.util import JSONSchema
 
 from harness.gold import CallParseError, GoldCall, GoldMessage, Position, Script, parse_call
-from harness.providers.scripted import ScriptedModelAPI, load_replay_file, script_of
+from harness.providers.scripted import (
+    ScriptedModelAPI,
+    load_replay_file,
+    replay_message,
+)
 from harness.trajectory import Message, MessageCall, Provenance, Trajectory
 
 
@@ -47,9 +51,13 @@ def test_playback_plays_steps_then_ends_the_turn() -> None:
 def test_call_string_records_bind_positional_arguments_by_the_offered_schema() -> None:
     sort = ToolInfo(name="sort", description="", parameters=ToolParams(
         properties={"file_name": JSONSchema(type="string")}))
-    script = script_of({"id": "x", "turns": [[["sort('a.pdf')"]]]}, [sort])
-    assert script.at(Position(role="assistant", turn=0, step=0)).calls == [
+    record = {"id": "x", "turns": [[["sort('a.pdf')"]], [["mv('a', 'b')"]]]}
+    assert replay_message(record, Position(role="assistant", turn=0, step=0), [sort]).calls == [
         GoldCall(function="sort", arguments={"file_name": "a.pdf"})]
+    # a later step calling a tool not offered yet is parsed only when it is played
+    assert replay_message(record, Position(role="assistant", turn=0, step=1), [sort]).text
+    with pytest.raises(CallParseError, match="no parameter order is known for 'mv'"):
+        replay_message(record, Position(role="assistant", turn=1, step=0), [sort])
 
 
 def test_a_recorded_trajectory_replays_per_role_turn_and_step() -> None:
@@ -64,11 +72,11 @@ def test_a_recorded_trajectory_replays_per_role_turn_and_step() -> None:
             Message(role="tool", content="ok", tool_call_id="1", turn=0),
             Message(role="assistant", content="found it", turn=0),
             Message(role="user", content="###STOP###", turn=1)])
-    script = script_of(trajectory.model_dump(mode="json"))
-    assert script.at(Position(role="assistant", turn=0, step=0)).calls == [
+    record = trajectory.model_dump(mode="json")
+    assert replay_message(record, Position(role="assistant", turn=0, step=0)).calls == [
         GoldCall(function="find", arguments={"q": "x"})]
-    assert script.at(Position(role="assistant", turn=0, step=1)).text == "found it"
-    assert script.at(Position(role="user", turn=1, step=0)).text == "###STOP###"
+    assert replay_message(record, Position(role="assistant", turn=0, step=1)).text == "found it"
+    assert replay_message(record, Position(role="user", turn=1, step=0)).text == "###STOP###"
 
 
 def test_replay_file_validation(tmp_path: Path) -> None:

@@ -304,11 +304,6 @@ def test_missed_function_is_revealed_with_the_official_message(tmp_path: Path) -
     assert official.tool_results == [m.text for m in tool_messages]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "harness/providers/scripted.py:122 script_of binds the positional arguments of the "
-    "*whole* record by the tools offered at the current step, so a later turn's call to a "
-    "held-out function (sort('final_report.pdf'), revealed in turn 3) raises CallParseError "
-    "from turn 0 on"))
 def test_replay_binds_positional_arguments_of_held_out_functions(tmp_path: Path) -> None:
     entry_id = "multi_turn_miss_func_0"
     turns = gold_turns(entry_id)

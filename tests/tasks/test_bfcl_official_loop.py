@@ -175,10 +175,6 @@ def test_every_inspect_limit_is_scored_with_the_official_truncated_verdict(
     assert cached_instances() == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tasks/_bfcl/multiturn.py:256 `state.messages = agent.history` in the solver's "
-    "finally builds Inspect's limited ChatMessageList, which raises LimitExceededError "
-    "again when the history is over message_limit: the sample log keeps only the input"))
 def test_message_limit_keeps_the_conversation_in_the_sample_log(tmp_path: Path) -> None:
     log = run_task(raw_model({ENTRY: gold_turns(ENTRY)}), [ENTRY], tmp_path, message_limit=8)
     sample = (log.samples or [])[0]
