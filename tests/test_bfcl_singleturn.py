@@ -34,6 +34,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall
 
 from envs.bfcl import package
+from harness.episode import message_record
 from tasks._bfcl import singleturn as st
 from tasks.bfcl_singleturn.bfcl_singleturn import CATEGORY_TASKS, bfcl_singleturn
 
@@ -373,14 +374,15 @@ def test_decoding_rules() -> None:
     # a call with unparsable arguments (Inspect parse_error, raw text unknown)
     bad = ChatMessageAssistant(content="", tool_calls=[ToolCall(
         id="c1", function="calculate_triangle_area", arguments={}, parse_error="bad json")])
-    result = st.model_result(bad)
+    result = st.model_result(message_record(bad, "assistant", {}))
     assert st.check_entry(simple, result)["error_type"] == "ast_decoder:decoder_failed"
     assert st.check_entry(irrelevant, result)["valid"]
     # raw provider strings win over Inspect's lenient parse
     ok = ChatMessageAssistant(content="", tool_calls=[ToolCall(
         id="c2", function="f", arguments={"a": None})])
-    assert st.model_result(ok, {"c2": ("f", "")}) == [{"f": ""}]
-    assert st.model_result(ok) == [{"f": json.dumps({"a": None})}]
+    assert st.model_result(message_record(ok, "assistant", {"c2": ""})) == [{"f": ""}]
+    assert st.model_result(message_record(ok, "assistant", {})) == [
+        {"f": json.dumps({"a": None})}]
 
 
 @modelapi(name="bfclrawtest")
