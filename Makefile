@@ -51,7 +51,4 @@ bench-quick:
 	$(PYTHON) benchmarks/harness_overhead.py --quick
 	$(PYTHON) benchmarks/tau2_overhead.py --quick
 	$(PYTHON) benchmarks/tau2_peer_comparison.py --quick
-	if $(PYTHON) benchmarks/env_throughput.py --help | grep -q -- --quick; then \
-	    $(PYTHON) benchmarks/env_throughput.py --quick; else \
-	    $(PYTHON) benchmarks/env_throughput.py --episodes 30 --mcp-episodes 1 \
-	        --http-episodes 3 --profile-episodes 0 --no-experiments; fi
+	$(PYTHON) benchmarks/env_throughput.py --quick
