@@ -14,7 +14,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from inspect_ai.util import StoreModel, store_as
+from inspect_ai.util import StoreModel, store
 from pydantic import BaseModel, Field
 
 from harness.trajectory import Role
@@ -30,6 +30,7 @@ __all__ = [
     "ScriptPolicy",
     "parse_call",
     "publish",
+    "published",
 ]
 
 
@@ -61,11 +62,27 @@ class ModelCallContext(StoreModel):
     gold: GoldMessage | None = None
 
 
+_POSITION_KEY = f"{ModelCallContext.__name__}:position"
+_GOLD_KEY = f"{ModelCallContext.__name__}:gold"
+
+
 def publish(position: Position, gold: GoldMessage | None) -> None:
-    """Tell offline providers where the next model call happens and what gold says."""
-    context = store_as(ModelCallContext)
-    context.position = position
-    context.gold = gold
+    """Tell offline providers where the next model call happens and what gold says.
+
+    Written straight into the store under `ModelCallContext`'s keys (so `store_as(
+    ModelCallContext)` reads them): binding a StoreModel re-validates its fields, and
+    this runs before every model call."""
+    s = store()
+    s.set(_POSITION_KEY, position)
+    s.set(_GOLD_KEY, gold)
+
+
+def published() -> tuple[Position | None, GoldMessage | None]:
+    """What the loop published for the model call in progress (see `publish`)."""
+    s = store()
+    position, gold = s.get(_POSITION_KEY), s.get(_GOLD_KEY)
+    return (Position.model_validate(position) if isinstance(position, dict) else position,
+            GoldMessage.model_validate(gold) if isinstance(gold, dict) else gold)
 
 
 class GoldPolicy(Protocol):

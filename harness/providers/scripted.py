@@ -1,7 +1,7 @@
 """The `envfactory` Inspect model API: `envfactory/oracle` and `envfactory/replay`.
 
 Both answer one model call at a time from what the episode loop published for it
-(`harness.gold.ModelCallContext`): `oracle` plays the published gold message, `replay`
+(`harness.gold.published`): `oracle` plays the published gold message, `replay`
 plays the message recorded at the same position (role, user turn, step) in a file of
 canonical `Trajectory` records, or of BFCL-style call-string records. Neither knows a
 benchmark. They make no network calls and report explicit token usage, so tests and
@@ -27,9 +27,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
-from inspect_ai.util import store_as
 
-from harness.gold import GoldCall, GoldMessage, ModelCallContext, Position, Script, parse_call
+from harness.gold import GoldCall, GoldMessage, Position, Script, parse_call, published
 from harness.trajectory import Trajectory
 
 __all__ = ["ScriptedModelAPI", "load_replay_file", "replay_message", "trajectory_script"]
@@ -71,15 +70,15 @@ class ScriptedModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        context = store_as(ModelCallContext)
+        position, published_gold = published()
         if self.model_name == "oracle":
-            if context.gold is None:
+            if published_gold is None:
                 raise RuntimeError(
                     "envfactory/oracle: this task published no gold message for this model "
                     "call (its solver does not support the oracle)")
-            gold = context.gold
+            gold = published_gold
         else:
-            if context.position is None:
+            if position is None:
                 raise RuntimeError("envfactory/replay: the task's solver published no "
                                    "position for this model call (it does not use the "
                                    "harness episode loop)")
@@ -88,9 +87,9 @@ class ScriptedModelAPI(ModelAPI):
                 if sample_id not in self._scripts:
                     self._scripts[sample_id] = trajectory_script(
                         Trajectory.model_validate(record))
-                gold = self._scripts[sample_id].at(context.position)
+                gold = self._scripts[sample_id].at(position)
             else:
-                gold = replay_message(record, context.position, tools)
+                gold = replay_message(record, position, tools)
         if gold.calls:
             message = ChatMessageAssistant(
                 content="", tool_calls=[_tool_call(c) for c in gold.calls],
