@@ -558,11 +558,11 @@ def build_case(domain: str, task: Any, case: str) -> dict[str, Any] | None:
 # Grading, comparison, report
 # --------------------------------------------------------------------------------------
 def grade_ours(tasks: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    from harness.trajectory import Message
     from tasks._tau2.evaluator import evaluate
-    from tasks._tau2.messages import T2Message
 
     task = tasks[record["task_id"]]
-    messages = [T2Message.model_validate(m) for m in record["messages"]]
+    messages = [Message.model_validate(m) for m in record["messages"]]
     info = asyncio.run(evaluate(task, record["domain"], messages,
                                 record["termination_reason"]))
     return {
