@@ -25,9 +25,9 @@ from envs.envfactory_format import EnvFactoryFormatEnvironment
 from envs.pool import pool_classes
 from tests.envs import fuzz
 from tests.envs.ledger import Ledger
+from tests.shared_data import TAU2_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or ROOT.parent / "shared" / "data" / "tau2")
 
 
 def seeded() -> Ledger:

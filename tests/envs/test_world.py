@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from envs.base import ToolResult
 from envs.bfcl.environment import BfclWorld
 from envs.world import USER, World
 from tests.envs.ledger import Ledger
-
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR")
-                 or Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2")
+from tests.shared_data import TAU2_DATA
 
 
 class Counting(World):

@@ -3,9 +3,7 @@ wording is one, and MCP servers are cleaned up when start-up fails part-way."""
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,11 +16,9 @@ from harness.tool_backends import (
     tool_info,
     unknown_tool,
 )
+from tests.shared_data import needs_tau2, use_tau2_data
 
-SHARED_TAU2 = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"
-os.environ.setdefault("TAU2_DATA_DIR", str(SHARED_TAU2))
-needs_tau2 = pytest.mark.skipif(not Path(os.environ["TAU2_DATA_DIR"]).is_dir(),
-                                reason="τ² test data not found")
+use_tau2_data()
 
 
 def test_inline_refs_keeps_field_descriptions_over_definitions() -> None:

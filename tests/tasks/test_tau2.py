@@ -4,7 +4,6 @@ agreeing with the Inspect scorer (one evaluator, two entry points)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,10 @@ from inspect_ai.tool import ToolCall
 from inspect_ai.util import store_as
 from typer.testing import CliRunner
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"
-os.environ.setdefault("TAU2_DATA_DIR", str(SHARED))
-pytestmark = pytest.mark.skipif(not Path(os.environ["TAU2_DATA_DIR"]).is_dir(),
-                                reason="τ² test data not found")
+from tests.shared_data import needs_tau2, use_tau2_data
+
+use_tau2_data()
+pytestmark = needs_tau2
 
 from envs.tau2 import data  # noqa: E402
 from envs.tau2.tasks import Action, Task  # noqa: E402

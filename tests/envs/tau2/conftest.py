@@ -5,18 +5,17 @@ files the tests are skipped, not failed."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "tau2"
+from tests.shared_data import TAU2_DATA
 
 
 @pytest.fixture(scope="session", autouse=True)
 def tau2_data_dir() -> Iterator[Path]:
-    root = Path(os.environ.get("TAU2_DATA_DIR") or SHARED_DATA)
+    root = TAU2_DATA
     if not (root / "domains").is_dir():
         pytest.skip(f"τ² release data not found at {root}")
     with pytest.MonkeyPatch.context() as mp:
