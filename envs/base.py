@@ -32,7 +32,7 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-__all__ = ["Environment", "ToolError", "ToolResult", "ToolSpec", "tool"]
+__all__ = ["Environment", "SnapshotEnvironment", "ToolError", "ToolResult", "ToolSpec", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -377,6 +377,20 @@ class Environment:
     def _commit(self, checkpoint: Any) -> None:
         if isinstance(checkpoint, _JournalEntry):
             self._journal.append((checkpoint.tool, checkpoint.arguments))
+
+
+class SnapshotEnvironment(Environment):
+    """An adapter whose state lives outside a Pydantic `State` (a BFCL backend, an
+    EnvFactory-format module): a write's undo record is its full `snapshot()`."""
+
+    def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        return self.snapshot()
+
+    def _rollback(self, checkpoint: dict[str, Any]) -> None:
+        self.restore(checkpoint)
+
+    def _commit(self, checkpoint: dict[str, Any]) -> None:
+        pass
 
 
 class _JournalEntry(NamedTuple):

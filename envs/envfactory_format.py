@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from envs.base import Environment, ToolError, ToolSpec
+from envs.base import SnapshotEnvironment, ToolError, ToolSpec
 
 __all__ = ["EnvFactoryFormatEnvironment", "FormatError", "load_directory"]
 
@@ -73,7 +73,7 @@ def _find(module: ModuleType, path: Path) -> tuple[Any, Any]:
     return servers[0], apis[0]
 
 
-class EnvFactoryFormatEnvironment(Environment):
+class EnvFactoryFormatEnvironment(SnapshotEnvironment):
     """One isolated instance of an EnvFactory-format tool server file."""
 
     def __init__(self, path: Path, scenario: Mapping[str, Any] | None = None) -> None:
@@ -124,15 +124,6 @@ class EnvFactoryFormatEnvironment(Environment):
 
     def _failure_message(self, name: str, error: BaseException) -> str:
         return str(error) or type(error).__name__  # the wrapper's own reason, as MCP shows
-
-    def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return self.snapshot()
-
-    def _rollback(self, checkpoint: dict[str, Any]) -> None:
-        self.restore(checkpoint)
-
-    def _commit(self, checkpoint: dict[str, Any]) -> None:
-        pass
 
     def snapshot(self) -> dict[str, Any]:
         data = to_jsonable_python(self.api.save_scenario())

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from envs.base import Environment, ToolError, ToolSpec
+from envs.base import SnapshotEnvironment, ToolError, ToolSpec
 from envs.bfcl import codec, package
 from envs.world import World
 
@@ -211,7 +211,7 @@ def _methods(class_name: str) -> frozenset[str]:
                      if not n.startswith("_"))
 
 
-class BfclEnvironment(Environment):
+class BfclEnvironment(SnapshotEnvironment):
     """One BFCL backend instance as an environment (adapter over bfcl-eval's classes)."""
 
     State = BfclState
@@ -295,15 +295,6 @@ class BfclEnvironment(Environment):
             return json.loads(result)
         except json.JSONDecodeError:
             return result
-
-    def _checkpoint(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return self.snapshot()
-
-    def _rollback(self, checkpoint: dict[str, Any]) -> None:
-        self.restore(checkpoint)
-
-    def _commit(self, checkpoint: dict[str, Any]) -> None:
-        pass
 
     def snapshot(self) -> dict[str, Any]:
         """Every attribute of the backend (private ones too: the current directory, the
