@@ -19,10 +19,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RELEASE", "data_dir", "gc_paused", "load_db", "load_split", "load_tasks",
-           "read_text"]
+__all__ = ["RELEASE", "RELEASE_COMMIT", "cache_dir", "data_dir", "download", "gc_paused",
+           "load_db", "load_split", "load_tasks", "read_text"]
 
 RELEASE = "v0.2.0"
+#: the commit the tag names; source files (tool modules) are fetched at it
+RELEASE_COMMIT = "f8de30c298689cbe0117d76a378e7315a17e5bd8"
 REPO_RAW = "https://raw.githubusercontent.com/sierra-research/tau2-bench"
 #: split files came after v0.2.0 upstream; they are fetched from this later tag
 SPLIT_RELEASE = "v0.2.1"
@@ -45,6 +47,11 @@ def data_dir() -> Path:
         if not (root / "domains").is_dir():
             raise FileNotFoundError(f"TAU2_DATA_DIR={root} has no domains/ folder")
         return root
+    return cache_dir()
+
+
+def cache_dir() -> Path:
+    """Where downloaded and derived release files are kept (whatever `TAU2_DATA_DIR` says)."""
     cache_root = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
     return cache_root / "tau2" / RELEASE
 
@@ -60,7 +67,14 @@ def _path(relative: str) -> Path:
 
 def _download(relative: str, target: Path) -> None:
     tag = SPLIT_RELEASE if relative.endswith("split_tasks.json") else RELEASE
-    url = f"{REPO_RAW}/{tag}/data/tau2/{relative}"
+    download(f"{tag}/data/tau2/{relative}", target,
+             "set TAU2_DATA_DIR to a local copy of the release's data/tau2 folder")
+
+
+def download(repo_path: str, target: Path, remedy: str) -> None:
+    """Fetch `<ref>/<path>` of the upstream repository's raw files into `target`;
+    `remedy` tells the user how to do without the network."""
+    url = f"{REPO_RAW}/{repo_path}"
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(target.suffix + ".part")
     try:
@@ -68,8 +82,7 @@ def _download(relative: str, target: Path) -> None:
             out.write(response.read())
     except OSError as e:
         raise FileNotFoundError(
-            f"cannot download τ² file {relative} from {url} ({e}); set TAU2_DATA_DIR to a "
-            "local copy of the release's data/tau2 folder") from e
+            f"cannot download τ² file {repo_path} from {url} ({e}); {remedy}") from e
     partial.replace(target)  # atomic: an interrupted download leaves no half file
 
 
