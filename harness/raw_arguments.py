@@ -10,6 +10,17 @@ model's `api.generate` is wrapped once, and every response is parsed into the ca
 dict of the episode that is waiting for it. Works whatever the logging options;
 without a provider response (a cache hit, a provider that returns no `ModelCall`)
 nothing is captured and callers fall back to Inspect's parse.
+
+The same strings can go back out: official harnesses that keep the provider's message
+in their history (BFCL's OpenAI handlers) re-send each tool call's arguments exactly as
+the model wrote them, malformed JSON included, where Inspect re-serialises its parse
+(`{}` for a call it could not parse). Inside `resend()` every captured string is
+remembered for the block, and Inspect's OpenAI serialisers of assistant tool calls
+(`openai_chat_tool_call_param` for Chat Completions and the OpenAI-compatible
+providers, `_tool_call_items_from_assistant_message` for the Responses API; both looked
+up through their module's globals) are wrapped once to send the remembered string for
+that tool call id; calls without one, and everything outside `resend()`, go out as
+Inspect builds them.
 """
 
 from __future__ import annotations
@@ -19,13 +30,17 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from inspect_ai.model import Model
+from inspect_ai.model import ChatMessageAssistant, Model
+from inspect_ai.tool import ToolCall
 
-__all__ = ["capture", "install", "parse_response"]
+__all__ = ["capture", "install", "parse_response", "resend"]
 
 #: tool call id -> raw argument string, for the model call in progress
 _capture: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_arguments",
                                                         default=None)
+#: tool call id -> raw argument string, for every model call inside `resend()`
+_resend: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_arguments_resend",
+                                                       default=None)
 _WRAPPED = "__envfactory_raw_arguments__"
 
 
@@ -38,9 +53,11 @@ def install(model: Model) -> Model:
 
     async def generate(*args: Any, **kwargs: Any) -> Any:
         result = await inner(*args, **kwargs)
-        found = _capture.get()
-        if found is not None and isinstance(result, tuple) and len(result) == 2:
-            found.update(parse_response(getattr(result[1], "response", None)))
+        targets = [d for d in (_capture.get(), _resend.get()) if d is not None]
+        if targets and isinstance(result, tuple) and len(result) == 2:
+            parsed = parse_response(getattr(result[1], "response", None))
+            for found in targets:
+                found.update(parsed)
         return result
 
     api.generate = generate  # type: ignore[method-assign]
@@ -57,6 +74,50 @@ def capture() -> Iterator[dict[str, str]]:
         yield found
     finally:
         _capture.reset(token)
+
+
+@contextmanager
+def resend() -> Iterator[dict[str, str]]:
+    """Re-send, in later history, the captured argument strings of the model calls made
+    inside the block (models wrapped by `install`), instead of Inspect's re-serialisation."""
+    _install_serialisers()
+    sent: dict[str, str] = {}
+    token = _resend.set(sent)
+    try:
+        yield sent
+    finally:
+        _resend.reset(token)
+
+
+def _install_serialisers() -> None:
+    """Wrap Inspect's OpenAI tool-call serialisers once (idempotent)."""
+    from inspect_ai.model import _openai, _openai_responses
+
+    chat = _openai.openai_chat_tool_call_param
+    if not getattr(chat, _WRAPPED, False):
+        def openai_chat_tool_call_param(tool_call: ToolCall) -> Any:
+            param = chat(tool_call)
+            raw = (_resend.get() or {}).get(tool_call.id)
+            if raw is not None:
+                param["function"]["arguments"] = raw
+            return param
+
+        setattr(openai_chat_tool_call_param, _WRAPPED, True)
+        _openai.openai_chat_tool_call_param = openai_chat_tool_call_param  # type: ignore[assignment]
+
+    responses = _openai_responses._tool_call_items_from_assistant_message
+    if not getattr(responses, _WRAPPED, False):
+        def tool_call_items(message: ChatMessageAssistant, *args: Any, **kwargs: Any) -> Any:
+            items = responses(message, *args, **kwargs)
+            sent = _resend.get() or {}
+            for item in items:
+                if (isinstance(item, dict) and item.get("type") == "function_call"
+                        and item.get("call_id") in sent):
+                    item["arguments"] = sent[item["call_id"]]
+            return items
+
+        setattr(tool_call_items, _WRAPPED, True)
+        _openai_responses._tool_call_items_from_assistant_message = tool_call_items  # type: ignore[assignment]
 
 
 def parse_response(response: Any) -> dict[str, str]:

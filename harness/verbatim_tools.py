@@ -80,7 +80,7 @@ def install() -> None:
     def openai_chat_tool_param(tool: ToolInfo, exclude: set[str] | None = None) -> Any:
         official = (tool.options or {}).get(CHAT_VERBATIM)
         if isinstance(official, dict):
-            return copy.deepcopy(official)
+            return official  # read-only: the SDK serialises it, nothing mutates it
         return inner(tool, exclude=exclude)
 
     setattr(openai_chat_tool_param, _WRAPPED, True)

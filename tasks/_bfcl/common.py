@@ -11,9 +11,10 @@ from inspect_ai.util import JSONSchema
 
 from envs.bfcl import package
 from harness.trajectory import Message
+from harness.verbatim_tools import verbatim
 
 __all__ = ["check_version", "dataset_metadata", "hint_applied_by_loader", "language_hint",
-           "model_result", "official_tools"]
+           "model_result", "official_tool_objects", "official_tools"]
 
 
 class SharedToolInfo(ToolInfo):
@@ -50,27 +51,31 @@ def hint_applied_by_loader() -> bool:
     return not hasattr(handler_utils, "func_doc_language_specific_pre_processing")
 
 
-def _openai_completions_style() -> Any:
-    """`ModelStyle.OpenAI_Completions` (model_handler.model_style, ≤2025.8.6.2) or
-    `ModelStyle.OPENAI_COMPLETIONS` (constants.enums, V4)."""
+def _model_style(name: str) -> Any:
+    """`ModelStyle.OpenAI_Completions` / `OpenAI_Responses` (model_handler.model_style,
+    ≤2025.8.6.2) or `ModelStyle.OPENAI_COMPLETIONS` / `OPENAI_RESPONSES` (constants.enums,
+    V4)."""
     try:
         from bfcl_eval.model_handler.model_style import ModelStyle
 
-        return ModelStyle.OpenAI_Completions
+        return getattr(ModelStyle, name)
     except ImportError:
         from bfcl_eval.constants.enums import ModelStyle
 
-        return ModelStyle.OPENAI_COMPLETIONS
+        return getattr(ModelStyle, name.upper())
 
 
-def official_tools(
+def official_tool_objects(
     functions: list[dict[str, Any]], category: str, *, in_place: bool = False,
     hint: bool = True,
-) -> list[ToolInfo]:
-    """Tools exactly as bfcl-eval's OpenAI FC handler compiles them.
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The tool objects bfcl-eval's OpenAI FC handlers send, built by their own code:
+    (Chat Completions handler's, Responses handler's).
 
     `func_doc_language_specific_pre_processing` adds the language hint to descriptions,
-    `convert_to_tool` maps BFCL types to JSON schema ("." in names becomes "_").
+    `convert_to_tool` maps BFCL types to JSON schema ("." in names becomes "_"); the
+    Chat Completions form keeps every key of the function doc (BFCL's `response` output
+    schema included), the Responses form has `type, name, description, parameters`.
     The official handler applies the hint *in place* to the entry's function list and
     recompiles after a held-out turn, so functions offered before the reveal end up
     with the hint twice; multi-turn passes `in_place=True` to reproduce that.
@@ -82,26 +87,42 @@ def official_tools(
         functions = copy.deepcopy(functions)
     if hint:
         functions = language_hint(functions, category)
-    converted = convert_to_tool(functions, GORILLA_TO_OPENAPI, _openai_completions_style())
+    chat = convert_to_tool(functions, GORILLA_TO_OPENAPI, _model_style("OpenAI_Completions"))
+    responses = convert_to_tool(functions, GORILLA_TO_OPENAPI,
+                                _model_style("OpenAI_Responses"))
+    return chat, responses
+
+
+def official_tools(
+    functions: list[dict[str, Any]], category: str, *, in_place: bool = False,
+    hint: bool = True,
+) -> list[ToolInfo]:
+    """Tools exactly as bfcl-eval's OpenAI FC handlers send them (`official_tool_objects`).
+
+    The `ToolInfo` is Inspect's validated view of the schema (for Inspect's argument
+    parsing and non-OpenAI providers); OpenAI-style providers send the official objects
+    themselves, unchanged (`harness.verbatim_tools`).
+    """
+    chat, responses = official_tool_objects(functions, category, in_place=in_place,
+                                            hint=hint)
     tools: list[ToolInfo] = []
-    for item in converted:
-        fn = item.get("function", item)
+    for item, responses_item in zip(chat, responses, strict=True):
+        fn = item["function"]
         params = fn["parameters"]
-        tools.append(
-            SharedToolInfo(
-                name=fn["name"],
-                description=fn.get("description", ""),
-                parameters=ToolParams(
-                    properties={
-                        k: JSONSchema.model_validate(v)
-                        for k, v in params.get("properties", {}).items()
-                    },
-                    required=list(params.get("required", [])),
-                    # the official schema has no additionalProperties key
-                    additionalProperties=None,
-                ),
-            )
+        info = SharedToolInfo(
+            name=fn["name"],
+            description=fn.get("description", ""),
+            parameters=ToolParams(
+                properties={
+                    k: JSONSchema.model_validate(v)
+                    for k, v in params.get("properties", {}).items()
+                },
+                required=list(params.get("required", [])),
+                # the official schema has no additionalProperties key
+                additionalProperties=None,
+            ),
         )
+        tools.append(verbatim(info, item, responses_item))
     return tools
 
 

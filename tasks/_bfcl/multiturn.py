@@ -48,6 +48,7 @@ from envs.bfcl.environment import (
     new_run_key,
     official_function_docs,
 )
+from harness import raw_arguments
 from harness.episode import (
     Episode,
     EpisodeProgress,
@@ -251,7 +252,10 @@ def bfcl_multi_turn_solver() -> Solver:
         episode = Episode(agent, BfclBackend(world, lambda: agent.tools), RULES,
                           user=ScriptedUser(user_turns(meta, category)),
                           gold=ScriptPolicy(gold_script(meta["ground_truth"], classes)))
-        await episode.run()
+        # the official handlers keep the provider's message in their history: each call's
+        # arguments go back exactly as the model wrote them (malformed JSON included)
+        with raw_arguments.resend():
+            await episode.run()
         if agent.history and agent.history[-1].role == "assistant":
             state.output = ModelOutput.from_message(agent.history[-1])
         return state
