@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -278,12 +279,32 @@ def doctor() -> None:
 
     for name, path in local_models.prepared_models().items():
         console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")
-    from envs.tau2 import data as tau2_data
-
-    root = tau2_data.data_dir()
-    present = (root / "domains").is_dir()
-    console.print(f"τ² {tau2_data.RELEASE} data: {root} "
-                  f"({'present' if present else 'missing: downloaded on first use'})")
+    console.print(_tau2_data_status())
     tasks_dir = _task_dir() / "data"
     counts = {p.stem: sum(1 for _ in p.open()) for p in sorted(tasks_dir.glob("*.jsonl"))}
     console.print(f"EnvFactory tasks: {counts or 'not built (envfactory tasks build)'}")
+
+
+def _tau2_data_status() -> str:
+    """One line on the τ² release files: where they are looked up and which are absent.
+
+    A cache folder may lack files (they download on first use); a `TAU2_DATA_DIR` that
+    lacks them is an error the user has to fix, reported here rather than raised.
+    """
+    from envs.tau2 import data as tau2_data
+
+    label = f"τ² {tau2_data.RELEASE} data"
+    try:
+        root = tau2_data.data_dir()
+    except FileNotFoundError as e:
+        return f"[red]{label}: {e}[/red]"
+    needed = [f"domains/{domain}/{name}" for domain, names in tau2_data.FILES.items()
+              for name in names] + [f"user_simulator/{name}" for name in tau2_data.GUIDELINES]
+    missing = [relative for relative in needed if not (root / relative).is_file()]
+    if not missing:
+        return f"{label}: {root} (present)"
+    if os.environ.get("TAU2_DATA_DIR"):
+        return (f"[red]{label}: TAU2_DATA_DIR={root} lacks {len(missing)} of {len(needed)} "
+                f"files, e.g. {missing[0]}[/red]")
+    return (f"{label}: {root} (missing {len(missing)} of {len(needed)} files: downloaded "
+            "on first use, or set TAU2_DATA_DIR to a local copy)")

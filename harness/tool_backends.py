@@ -8,7 +8,8 @@ role's model is shown, plus whether the call succeeded), and `snapshot()` of the
   `env-tool` names (the EnvFactory tasks, QueryGen rollouts).
 * `RequestorBackend` — τ²-style worlds where the agent and the user each have their own
   toolkit; a role may be offered the other side's tools (τ² solo), which then run on
-  their owner's side.
+  their owner's side. τ²'s roles are offered the release's own tool objects
+  (`tau2_tools`), sent verbatim to OpenAI-style APIs.
 * `BfclBackend` — BFCL's backends run by bfcl-eval's own executor, whose result
   strings are the model's tool messages byte for byte.
 * `McpBackend` — any MCP servers (a command over stdio, an HTTP URL, or a command in an
@@ -44,10 +45,12 @@ from inspect_ai.tool import (
 from inspect_ai.util import JSONSchema
 from pydantic import BaseModel
 
-from envs.base import ToolResult, ToolSpec
+from envs.base import Environment, ToolResult, ToolSpec
 from envs.schemas import inline_refs
+from envs.tau2.tool_objects import official_tools
 from envs.world import World, qualify, split_name
 from harness.trajectory import Role
+from harness.verbatim_tools import verbatim
 
 __all__ = [
     "BfclBackend",
@@ -57,6 +60,8 @@ __all__ = [
     "Observation",
     "RequestorBackend",
     "ToolBackend",
+    "official_tool_info",
+    "tau2_tools",
     "tool_info",
     "unknown_tool",
 ]
@@ -89,6 +94,39 @@ def tool_info(name: str, spec: ToolSpec) -> ToolInfo:
             required=list(params.get("required", [])),
         ),
     )
+
+
+def official_tool_info(official: Mapping[str, Any]) -> ToolInfo:
+    """The Inspect tool for a benchmark's official Chat Completions tool object: OpenAI
+    providers send the object itself, unchanged (`harness.verbatim_tools`: `$defs`,
+    titles, key order); the `ToolInfo` carries the same name and description and an
+    inlined schema, for argument parsing and every other provider."""
+    function = official["function"]
+    params = inline_refs(function.get("parameters", {}))
+    info = ToolInfo(
+        name=function["name"],
+        description=function.get("description", ""),
+        parameters=ToolParams(
+            properties={k: JSONSchema.model_validate(v)
+                        for k, v in params.get("properties", {}).items()},
+            required=list(params.get("required", [])),
+        ),
+    )
+    return verbatim(info, official)
+
+
+def tau2_tools(toolkit: str, env: Environment) -> list[ToolInfo]:
+    """What the official τ² harness offers for one toolkit (`airline`, ..., `telecom_user`),
+    in its order, checked against the tools `env` runs: a model is never offered a tool
+    that cannot run, nor kept from one that can."""
+    objects = official_tools(toolkit)
+    offered = [o["function"]["name"] for o in objects]
+    runs = {spec.name for spec in env.tools()}
+    if set(offered) != runs:
+        raise ValueError(f"τ² {toolkit}: the release offers {sorted(set(offered) - runs)} "
+                         f"that {type(env).__name__} lacks, and it has "
+                         f"{sorted(runs - set(offered))} that the release does not offer")
+    return [official_tool_info(o) for o in objects]
 
 
 def _result_text(result: ToolResult) -> str:

@@ -1,12 +1,21 @@
 """The τ² conversation on Inspect: agent, simulated user and environment taking turns.
 
-Follows upstream's half-duplex orchestrator: the agent greets first; each hop (agent →
-user, user → agent, one batch of tool executions) is one step; the world is synced
-after every step; the run ends when the user emits a stop token, or — checked only
-when nobody is waiting for the environment — at `max_steps` steps (MAX_STEPS) or
-`max_errors` failed tool calls (TOO_MANY_ERRORS). The user is the Inspect model role
-`user` (default: the agent's model) with roles flipped; in telecom it acts on its own
-phone with its own tools, whose results only it sees.
+Follows release v0.2.0's half-duplex orchestrator: the agent greets first (the user sees
+the greeting; the agent's own requests start [system, user], as upstream's agent never
+holds it); each hop (agent → user, user → agent, one batch of tool executions) is one
+step; the world is synced after every step; the run ends when the user sends a stop
+token in a message without tool calls (with calls, the calls run and the user is asked
+again), or — checked after every step — at `max_steps` steps (MAX_STEPS). v0.2.0 never
+counts tool errors, so TOO_MANY_ERRORS never happens there; `max_errors` enforces the
+limit of later releases. A message with neither text nor tool calls fails upstream's
+message validation, which aborts the simulation: here the episode ends as AGENT_ERROR /
+USER_ERROR and the sample scores 0. The user is the Inspect model role `user` (default:
+the agent's model) with roles flipped; in telecom it acts on its own phone with its own
+tools, whose results only it sees.
+
+Sampling follows `tau2 run`'s defaults: temperature 0.0 and, for trial t (epoch t + 1),
+the t-th draw of `random.Random(seed).randint(0, 1000000)` with seed 300, the same seed
+for the agent and the user on every request (`sampling`).
 
 The conversation runs on the harness episode loop (`harness.episode`); this module
 holds τ²'s rules: prompts, greeting, stop tokens, limits, the two toolkits, solo mode,
@@ -15,7 +24,10 @@ and `OraclePlan`, the gold policy `envfactory/oracle` plays.
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, Model, get_model
+import random
+
+from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Model, get_model
+from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo
 
@@ -25,12 +37,16 @@ from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
 from harness.episode import Episode, Rules, Side, SimulatedUser
 from harness.gold import GoldCall, GoldMessage, Position
-from harness.tool_backends import RequestorBackend, tool_info
+from harness.tool_backends import RequestorBackend, tau2_tools
 from harness.trajectory import Role
 
-__all__ = ["OraclePlan", "agent_system_prompt", "episode", "tau2_solver"]
+__all__ = ["OraclePlan", "agent_system_prompt", "episode", "sampling", "tau2_solver",
+           "trial_seed"]
 
 GREETING = "Hi! How can I help you today?"
+#: `tau2 run` defaults (config.py): temperature of both LLMs, and the run seed
+TEMPERATURE = 0.0
+SEED = 300
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 # The benchmark's fixed agent instructions (upstream llm_agent.py); the policy follows.
 AGENT_INSTRUCTION = (
@@ -167,9 +183,32 @@ def _done_tool() -> ToolInfo:
                     description="Call this function when you are done with the task.")
 
 
+def trial_seed(seed: int, epoch: int) -> int:
+    """The per-request seed of trial `epoch - 1`: upstream seeds `random` with the run
+    seed and draws one `randint(0, 1000000)` per trial, used by the agent and the user."""
+    draw = random.Random(seed)
+    return [draw.randint(0, 1000000) for _ in range(epoch)][-1]
+
+
+def sampling(model: Model, epoch: int, temperature: float = TEMPERATURE,
+             seed: int = SEED) -> GenerateConfig:
+    """Temperature and seed for one role's requests. What the user set wins: the role's
+    own config (`--model-role user='{model: ..., temperature: ...}'`), then Inspect's
+    `--temperature` / `--seed`, then `-T temperature` / `-T seed` (upstream's `--seed`:
+    derived per trial), then upstream's defaults."""
+    cli = active_generate_config()
+    own = model.config
+    return GenerateConfig(
+        temperature=next(t for t in (own.temperature, cli.temperature, temperature)
+                         if t is not None),
+        seed=next(s for s in (own.seed, cli.seed, trial_seed(seed, epoch)) if s is not None))
+
+
 def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
-            max_steps: int = 200, max_errors: int = 10, solo: bool = False,
-            history: list[ChatMessage] | None = None) -> Episode:
+            max_steps: int = 200, max_errors: int | None = None, solo: bool = False,
+            history: list[ChatMessage] | None = None,
+            agent_config: GenerateConfig | None = None,
+            user_config: GenerateConfig | None = None) -> Episode:
     """One τ² conversation on the harness loop: upstream's rules as `Rules`, the world's
     two toolkits behind a requestor-aware backend, `OraclePlan` as the gold."""
     world = Tau2World(domain)
@@ -177,27 +216,28 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
         raise ValueError(f"τ² {domain} task {task.id}: solo mode needs a ticket and a "
                          "user-side toolkit (telecom)")
     world.initialize(task.initial_state)
-    agent_tools: list[tuple[ToolInfo, Role]] = [(tool_info(s.name, s), "assistant")
-                                                for s in world.agent.tools()]
+    agent_tools: list[tuple[ToolInfo, Role]] = [(info, "assistant")
+                                                for info in tau2_tools(domain, world.agent)]
     user_tools: list[tuple[ToolInfo, Role]] = (
-        [(tool_info(s.name, s), "user") for s in world.user.tools()]
+        [(info, "user") for info in tau2_tools(f"{domain}_user", world.user)]
         if world.user is not None else [])
     offered: dict[Role, list[tuple[ToolInfo, Role]]] = {"assistant": agent_tools,
                                                          "user": user_tools}
     if solo:  # no user and no greeting: the agent has every tool and `done`
         offered = {"assistant": [*agent_tools, *user_tools, (_done_tool(), "assistant")]}
     backend = RequestorBackend(world.execute, offered, render=tau2_text)
-    rules = Rules(max_steps=max_steps, max_errors=max_errors,
-                  greeting=None if solo else GREETING,
-                  stop_tool=STOP_TOOL if solo else None)
+    rules = Rules(max_steps=max_steps, max_errors=max_errors, limits_wait_for_env=False,
+                  greeting=None if solo else GREETING, greeting_in_agent_requests=False,
+                  stop_tool=STOP_TOOL if solo else None, stop_token_with_calls=False,
+                  empty_message="end")
     history = history if history is not None else []
     history.append(ChatMessageSystem(content=agent_system_prompt(domain, task, mode, solo)))
     agent_side = Side(role="assistant", model=agent, history=history,
-                      tools=backend.tools("assistant"))
+                      tools=backend.tools("assistant"), config=agent_config)
     simulated = None if solo else SimulatedUser(
         Side(role="user", model=user,
              history=[ChatMessageSystem(content=user_system_prompt(task, bool(user_tools)))],
-             tools=backend.tools("user")),
+             tools=backend.tools("user"), config=user_config),
         stop_tokens=STOP_TOKENS)
     return Episode(agent_side, backend, rules, user=simulated,
                    gold=OraclePlan(task, solo))
@@ -205,16 +245,24 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
 
 @solver
 def tau2_solver(domain: str, mode: str = "default", max_steps: int = 200,
-                max_errors: int = 10, solo: bool = False) -> Solver:
-    """Run one τ² conversation; its record is the episode's progress in the store."""
+                max_errors: int | None = None, solo: bool = False,
+                temperature: float = TEMPERATURE, seed: int = SEED) -> Solver:
+    """Run one τ² conversation; its record is the episode's progress in the store. The
+    sampling each role was sent is in the sample's metadata (`sampling`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = Task.model_validate(state.metadata["task"])
         agent = get_model()
         user = get_model(role="user", default=agent)
+        agent_config = sampling(agent, state.epoch, temperature, seed)
+        user_config = sampling(user, state.epoch, temperature, seed)
+        state.metadata["sampling"] = {
+            "assistant": agent_config.model_dump(exclude_none=True),
+            **({} if solo else {"user": user_config.model_dump(exclude_none=True)})}
         state.messages = []
         await episode(task, domain, agent, user, mode, max_steps, max_errors, solo=solo,
-                      history=state.messages).run()
+                      history=state.messages, agent_config=agent_config,
+                      user_config=user_config).run()
         return state
 
     return solve
