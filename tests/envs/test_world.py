@@ -8,7 +8,7 @@ from envs.base import ToolResult
 from envs.bfcl.environment import BfclWorld
 from envs.world import USER, World
 from tests.envs.ledger import Ledger
-from tests.shared_data import TAU2_DATA
+from tests.shared_data import needs_tau2
 
 
 class Counting(World):
@@ -42,9 +42,9 @@ def test_bfcl_world_is_a_world() -> None:
     assert world.call_qualified("MathAPI-add", {"a": 1, "b": 2}).content == {"result": 3}
 
 
-@pytest.mark.skipif(not (TAU2_DATA / "domains").is_dir(), reason="τ² release data not found")
-def test_tau2_world_and_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TAU2_DATA_DIR", str(TAU2_DATA))
+@needs_tau2
+@pytest.mark.usefixtures("use_tau2_data")
+def test_tau2_world_and_registry() -> None:
     from envs import registry
     from envs.tau2.world import Tau2World
 

@@ -16,9 +16,7 @@ from harness.tool_backends import (
     tool_info,
     unknown_tool,
 )
-from tests.shared_data import needs_tau2, use_tau2_data
-
-use_tau2_data()
+from tests.shared_data import needs_tau2
 
 
 def test_inline_refs_keeps_field_descriptions_over_definitions() -> None:
@@ -37,6 +35,7 @@ def test_inline_refs_keeps_field_descriptions_over_definitions() -> None:
 
 
 @needs_tau2
+@pytest.mark.usefixtures("use_tau2_data")
 def test_nested_tau2_arguments_reach_the_model_whole() -> None:
     """`book_reservation`'s item schemas, `set_apn_settings`' object and
     `set_network_mode_preference`'s enum were `{}` / missing before refs were inlined."""
@@ -109,6 +108,7 @@ def test_mcp_server_spec_needs_a_command_or_url() -> None:
 
 
 @needs_tau2
+@pytest.mark.usefixtures("use_tau2_data")
 @pytest.mark.slow
 async def test_nested_arguments_survive_mcp_serving() -> None:
     """`envfactory env serve tau2/airline` publishes inlined schemas (Inspect's MCP

@@ -23,19 +23,17 @@ from inspect_ai.tool import ToolCall
 from inspect_ai.util import store_as
 from typer.testing import CliRunner
 
-from tests.shared_data import needs_tau2, use_tau2_data
+from envs.tau2 import data
+from envs.tau2.tasks import Action, Task
+from envs.tau2.world import Tau2World
+from harness.gold import GoldMessage, ModelCallContext
+from harness.logs import trajectory_of
+from harness.metrics import pass_hat_k
+from harness.trajectory import Trajectory
+from tasks.tau2.tau2 import tau2_airline, tau2_retail, tau2_telecom
+from tests.shared_data import needs_tau2
 
-use_tau2_data()
-pytestmark = needs_tau2
-
-from envs.tau2 import data  # noqa: E402
-from envs.tau2.tasks import Action, Task  # noqa: E402
-from envs.tau2.world import Tau2World  # noqa: E402
-from harness.gold import GoldMessage, ModelCallContext  # noqa: E402
-from harness.logs import trajectory_of  # noqa: E402
-from harness.metrics import pass_hat_k  # noqa: E402
-from harness.trajectory import Trajectory  # noqa: E402
-from tasks.tau2.tau2 import tau2_airline, tau2_retail, tau2_telecom  # noqa: E402
+pytestmark = [needs_tau2, pytest.mark.usefixtures("use_tau2_data")]
 
 TASKS = {"airline": tau2_airline, "retail": tau2_retail, "telecom": tau2_telecom}
 USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)

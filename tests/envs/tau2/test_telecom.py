@@ -7,8 +7,6 @@ for parametrisation are read at collection from the same place."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +16,9 @@ from envs.tau2.base import tau2_text
 from envs.tau2.tasks import EnvAssertion, Task
 from envs.tau2.telecom import TelecomAgent, TelecomUser, telecom_pair
 from envs.tau2.world import Tau2World
+from tests.shared_data import TAU2_DATA
 
-TASKS_FILE = (Path(os.environ.get("TAU2_DATA_DIR") or "/work/shared/data/tau2")
-              / "domains" / "telecom" / "tasks.json")
+TASKS_FILE = TAU2_DATA / "domains" / "telecom" / "tasks.json"
 TASKS = ([Task.model_validate(t) for t in json.loads(TASKS_FILE.read_text())]
          if TASKS_FILE.exists() else [])
 
