@@ -14,13 +14,15 @@ nothing is captured and callers fall back to Inspect's parse.
 The same strings can go back out: official harnesses that keep the provider's message
 in their history (BFCL's OpenAI handlers) re-send each tool call's arguments exactly as
 the model wrote them, malformed JSON included, where Inspect re-serialises its parse
-(`{}` for a call it could not parse). Inside `resend()` every captured string is
-remembered for the block, and Inspect's OpenAI serialisers of assistant tool calls
-(`openai_chat_tool_call_param` for Chat Completions and the OpenAI-compatible
-providers, `_tool_call_items_from_assistant_message` for the Responses API; both looked
-up through their module's globals) are wrapped once to send the remembered string for
-that tool call id; calls without one, and everything outside `resend()`, go out as
-Inspect builds them.
+(`{}` for a call it could not parse), and a Chat Completions message's `content: null`
+beside its tool calls (Inspect sends `""`). Inside `resend()` every captured string
+(and which tool-call messages had null content) is remembered for the block, and
+Inspect's OpenAI serialisers (`openai_chat_message` / `openai_chat_tool_call_param` for
+Chat Completions and the OpenAI-compatible providers,
+`_tool_call_items_from_assistant_message` for the Responses API; all looked up through
+their module's globals) are wrapped once to send what was remembered for that tool call
+id; calls without a record, and everything outside `resend()`, go out as Inspect builds
+them.
 """
 
 from __future__ import annotations
@@ -28,19 +30,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.model import ChatMessageAssistant, Model
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, Model
 from inspect_ai.tool import ToolCall
 
-__all__ = ["capture", "install", "parse_response", "resend"]
+__all__ = ["Resent", "capture", "install", "parse_response", "resend"]
 
 #: tool call id -> raw argument string, for the model call in progress
 _capture: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_arguments",
                                                         default=None)
-#: tool call id -> raw argument string, for every model call inside `resend()`
-_resend: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_arguments_resend",
-                                                       default=None)
+
+
+@dataclass
+class Resent:
+    """What `resend()` remembered: raw argument strings by tool call id, and the ids of
+    tool calls whose Chat Completions message had `content: null`."""
+
+    arguments: dict[str, str] = field(default_factory=dict)
+    null_content: set[str] = field(default_factory=set)
+
+
+_resend: ContextVar[Resent | None] = ContextVar("envfactory_raw_arguments_resend",
+                                                default=None)
 _WRAPPED = "__envfactory_raw_arguments__"
 
 
@@ -53,11 +66,16 @@ def install(model: Model) -> Model:
 
     async def generate(*args: Any, **kwargs: Any) -> Any:
         result = await inner(*args, **kwargs)
-        targets = [d for d in (_capture.get(), _resend.get()) if d is not None]
-        if targets and isinstance(result, tuple) and len(result) == 2:
-            parsed = parse_response(getattr(result[1], "response", None))
-            for found in targets:
+        found, resent = _capture.get(), _resend.get()
+        if (found is not None or resent is not None) and isinstance(result, tuple) \
+                and len(result) == 2:
+            response = getattr(result[1], "response", None)
+            parsed = parse_response(response)
+            if found is not None:
                 found.update(parsed)
+            if resent is not None:
+                resent.arguments.update(parsed)
+                resent.null_content.update(_null_content_calls(response))
         return result
 
     api.generate = generate  # type: ignore[method-assign]
@@ -77,11 +95,12 @@ def capture() -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def resend() -> Iterator[dict[str, str]]:
-    """Re-send, in later history, the captured argument strings of the model calls made
-    inside the block (models wrapped by `install`), instead of Inspect's re-serialisation."""
+def resend() -> Iterator[Resent]:
+    """Re-send, in later history, the tool calls of the model calls made inside the block
+    (models wrapped by `install`) as the provider returned them, instead of Inspect's
+    re-serialisation."""
     _install_serialisers()
-    sent: dict[str, str] = {}
+    sent = Resent()
     token = _resend.set(sent)
     try:
         yield sent
@@ -93,11 +112,26 @@ def _install_serialisers() -> None:
     """Wrap Inspect's OpenAI tool-call serialisers once (idempotent)."""
     from inspect_ai.model import _openai, _openai_responses
 
+    chat_message = _openai.openai_chat_message
+    if not getattr(chat_message, _WRAPPED, False):
+        async def openai_chat_message(message: ChatMessage, *args: Any, **kwargs: Any) -> Any:
+            param = await chat_message(message, *args, **kwargs)
+            resent = _resend.get()
+            if (resent is not None and isinstance(message, ChatMessageAssistant)
+                    and message.tool_calls and not message.text
+                    and message.tool_calls[0].id in resent.null_content):
+                param["content"] = None  # type: ignore[arg-type]
+            return param
+
+        setattr(openai_chat_message, _WRAPPED, True)
+        _openai.openai_chat_message = openai_chat_message  # type: ignore[assignment]
+
     chat = _openai.openai_chat_tool_call_param
     if not getattr(chat, _WRAPPED, False):
         def openai_chat_tool_call_param(tool_call: ToolCall) -> Any:
             param = chat(tool_call)
-            raw = (_resend.get() or {}).get(tool_call.id)
+            resent = _resend.get()
+            raw = resent.arguments.get(tool_call.id) if resent is not None else None
             if raw is not None:
                 param["function"]["arguments"] = raw
             return param
@@ -108,16 +142,29 @@ def _install_serialisers() -> None:
     responses = _openai_responses._tool_call_items_from_assistant_message
     if not getattr(responses, _WRAPPED, False):
         def tool_call_items(message: ChatMessageAssistant, *args: Any, **kwargs: Any) -> Any:
-            items = responses(message, *args, **kwargs)
-            sent = _resend.get() or {}
+            items: list[dict[str, Any]] = responses(message, *args, **kwargs)  # type: ignore[assignment]
+            resent = _resend.get()
+            sent = resent.arguments if resent is not None else {}
             for item in items:
-                if (isinstance(item, dict) and item.get("type") == "function_call"
-                        and item.get("call_id") in sent):
+                if item.get("type") == "function_call" and item.get("call_id") in sent:
                     item["arguments"] = sent[item["call_id"]]
             return items
 
         setattr(tool_call_items, _WRAPPED, True)
         _openai_responses._tool_call_items_from_assistant_message = tool_call_items  # type: ignore[assignment]
+
+
+def _null_content_calls(response: Any) -> set[str]:
+    """Tool call ids of a Chat Completions message that came with `content: null`."""
+    if not isinstance(response, dict):
+        return set()
+    choices = response.get("choices")
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        return set()
+    message = choices[0].get("message") or {}
+    if message.get("content") is not None:
+        return set()
+    return {tc["id"] for tc in message.get("tool_calls") or [] if tc.get("id")}
 
 
 def parse_response(response: Any) -> dict[str, str]:
