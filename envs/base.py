@@ -32,7 +32,15 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-__all__ = ["Environment", "SnapshotEnvironment", "ToolError", "ToolResult", "ToolSpec", "tool"]
+__all__ = [
+    "Environment",
+    "SnapshotEnvironment",
+    "StateError",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "tool",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +76,11 @@ class ToolResult(BaseModel):
 
 class ToolError(Exception):
     """Raised by a tool for a business-rule failure; its message is shown to the model."""
+
+
+class StateError(ValueError):
+    """A snapshot that is not a state of this environment; the message names each bad
+    field (a path such as `accounts.AC1001.balance_cents`) on one line."""
 
 
 @overload
@@ -180,6 +193,13 @@ class Environment:
     #: benchmarks that pass arguments to tools uncoerced set it, so a wrongly typed call
     #: fails instead of silently succeeding where the benchmark's own code would not.
     strict_arguments: ClassVar[bool] = False
+    #: True: a snapshot given to `restore()` (or the constructor) is read as the JSON it
+    #: is, strictly: an unknown field anywhere, or a value whose JSON type is not the
+    #: declared one ("5" for an int), is a `StateError`, so a mistyped scenario fails on
+    #: load instead of loading as an empty world or breaking later calls. Ports whose
+    #: State must load a benchmark's own data exactly as that benchmark's lax Pydantic
+    #: models load it (τ²) set False: then the State's own config decides.
+    strict_state: ClassVar[bool] = True
     _tools: ClassVar[dict[str, _BoundTool]]
 
     # Bookkeeping of the rollback scheme (class defaults so that adapters, which do not
@@ -207,7 +227,7 @@ class Environment:
         elif isinstance(state, BaseModel):
             model = self.State.model_validate(state.model_dump())
         else:
-            model = self.State.model_validate(state)
+            model = self.load_state(state)
         self._adopt(model)
 
     @classmethod
@@ -306,8 +326,35 @@ class Environment:
         return self._state.model_dump(mode="json")
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Replace the state with one produced by `snapshot()`."""
-        self._adopt(self.State.model_validate(snapshot))
+        """Replace the state with one produced by `snapshot()`; raises `StateError` (and
+        keeps the current state) if `snapshot` is not a valid state."""
+        self._adopt(self.load_state(snapshot))
+
+    @classmethod
+    def load_state(cls, snapshot: Any) -> BaseModel:
+        """`snapshot` validated as a `State` (see `strict_state`); raises `StateError`."""
+        try:
+            if not cls.strict_state:
+                return cls.State.model_validate(snapshot)
+            try:
+                text = json.dumps(snapshot, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise StateError(f"Invalid {cls._state_label()}: not JSON ({e}).") from None
+            try:
+                return cls.State.model_validate_json(text, strict=True, extra="forbid")
+            except ValidationError as e:
+                if all(err["type"] != "json_invalid" for err in e.errors()):
+                    raise
+            # pydantic's JSON parser refuses a lone surrogate ("\ud800"), which Python
+            # strings and JSON escapes allow (a model may send one, so a state may hold
+            # one): such a snapshot is checked as Python data, unknown fields still refused.
+            return cls.State.model_validate(snapshot, extra="forbid")
+        except ValidationError as e:
+            raise StateError(_format_state_error(cls._state_label(), e)) from None
+
+    @classmethod
+    def _state_label(cls) -> str:
+        return f"state of {cls.name or cls.__name__}"
 
     # -- hooks: how to find, validate and execute a tool ---------------------------
 
@@ -477,6 +524,37 @@ def _untyped_path(schema: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
         if found is not None:
             return found
     return None
+
+
+#: problems listed in a StateError before "and N more"
+_MAX_STATE_PROBLEMS = 5
+
+
+def _format_state_error(label: str, error: ValidationError) -> str:
+    problems = []
+    for err in error.errors()[:_MAX_STATE_PROBLEMS]:
+        where = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown field {where!r}")
+        elif err["type"] == "missing":
+            problems.append(f"missing field {where!r}")
+        elif where:
+            problems.append(f"field {where!r}: {_message(err['msg'])} "
+                            f"(got {_preview(err['input'])})")
+        else:
+            problems.append(f"{_message(err['msg'])} (got {_preview(err['input'])})")
+    more = error.error_count() - len(problems)
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"Invalid {label}: " + "; ".join(problems) + tail + "."
+
+
+def _message(msg: str) -> str:
+    return msg.removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+
+
+def _preview(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _format_validation_error(tool_name: str, error: ValidationError) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envs import registry
-from envs.base import Environment, ToolResult, ToolSpec
+from envs.base import Environment, StateError, ToolResult, ToolSpec
 
 __all__ = ["ASSISTANT", "SEPARATOR", "USER", "World", "qualify", "split_name"]
 
@@ -95,6 +95,20 @@ class World:
         return {name: env.snapshot() for name, env in self.envs.items()}
 
     def restore(self, snapshots: Mapping[str, Mapping[str, Any]]) -> None:
-        """Restore the named environments from `snapshot()`'s output."""
-        for name, snapshot in snapshots.items():
-            self.envs[name].restore(snapshot)
+        """Restore the named environments from `snapshot()`'s output, all or none: if
+        one refuses its snapshot, those already restored get their state back and the
+        error propagates (an unknown name is a `StateError`)."""
+        unknown = [name for name in snapshots if name not in self.envs]
+        if unknown:
+            raise StateError(f"Unknown environment(s) {', '.join(map(repr, unknown))}; "
+                             f"this world has {', '.join(self.envs)}.")
+        done: dict[str, dict[str, Any]] = {}
+        try:
+            for name, snapshot in snapshots.items():
+                before = self.envs[name].snapshot()
+                self.envs[name].restore(snapshot)
+                done[name] = before
+        except Exception:
+            for name, before in done.items():
+                self.envs[name].restore(before)
+            raise

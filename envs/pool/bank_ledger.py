@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["BankLedger", "BankLedgerState"]
 
@@ -89,7 +90,7 @@ class Transfer(BaseModel):
 
 class BankLedgerState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T09:00"
+    now: Timestamp = "2026-03-09T09:00"
     customers: dict[str, Customer] = Field(default_factory=dict)
     accounts: dict[str, Account] = Field(default_factory=dict)
     transactions: dict[str, Transaction] = Field(default_factory=dict)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["Calendar", "CalendarState"]
 
@@ -81,7 +82,7 @@ class Event(BaseModel):
 
 class CalendarState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T09:00"
+    now: Timestamp = "2026-03-09T09:00"
     current_user_id: str = "u01"
     users: dict[str, User] = Field(default_factory=dict)
     calendars: dict[str, CalendarInfo] = Field(default_factory=dict)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 AppointmentStatus = Literal["scheduled", "checked_in", "completed", "cancelled", "no_show"]
 ReferralStatus = Literal["open", "used", "expired"]
@@ -93,7 +94,7 @@ class VisitNote(BaseModel):
 
 class ClinicState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-16T08:00:00"
+    now: Timestamp = "2026-03-16T08:00:00"
     clinic_name: str = "Riverside Medical Center"
     doctors: dict[str, Doctor] = Field(default_factory=dict)
     patients: dict[str, Patient] = Field(default_factory=dict)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 Stage = Literal["lead", "qualified", "proposal", "negotiation", "closed_won", "closed_lost"]
 ActivityKind = Literal["call", "email", "meeting", "note"]
@@ -107,7 +108,7 @@ class Quote(BaseModel):
 
 class CrmState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-16T09:00:00"
+    now: Timestamp = "2026-03-16T09:00:00"
     #: the signed-in rep: owner of new deals and logged activities
     current_rep: str = "Priya Raman"
     reps: list[str] = Field(default_factory=list)

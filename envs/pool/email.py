@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["Email", "EmailState"]
 
@@ -82,7 +83,7 @@ class MailRule(BaseModel):
 
 class EmailState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T09:00"
+    now: Timestamp = "2026-03-09T09:00"
     mailboxes: dict[str, Mailbox] = Field(default_factory=dict)
     contacts: dict[str, Contact] = Field(default_factory=dict)
     labels: dict[str, Label] = Field(default_factory=dict)

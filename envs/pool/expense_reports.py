@@ -15,6 +15,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["ExpenseReports", "ExpenseReportsState"]
 
@@ -73,7 +74,7 @@ class ExpenseReport(BaseModel):
 
 class ExpenseReportsState(BaseModel):
     seed: int = 0
-    now: str = "2026-06-12T16:00:00"
+    now: Timestamp = "2026-06-12T16:00:00"
     employees: dict[str, Employee] = Field(default_factory=dict)
     policies: dict[str, CategoryPolicy] = Field(default_factory=dict)
     items: dict[str, ExpenseItem] = Field(default_factory=dict)

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["HotelBooking", "HotelBookingState"]
 
@@ -86,7 +87,7 @@ class Reservation(BaseModel):
 
 class HotelBookingState(BaseModel):
     seed: int = 0
-    now: str = "2026-06-12T16:00:00"
+    now: Timestamp = "2026-06-12T16:00:00"
     hotels: dict[str, Hotel] = Field(default_factory=dict)
     guests: dict[str, Guest] = Field(default_factory=dict)
     reservations: dict[str, Reservation] = Field(default_factory=dict)

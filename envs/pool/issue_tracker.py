@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["IssueTracker", "IssueTrackerState"]
 
@@ -76,7 +77,7 @@ class Comment(BaseModel):
 
 class IssueTrackerState(BaseModel):
     seed: int = 0
-    now: str = "2026-06-12T16:00:00"
+    now: Timestamp = "2026-06-12T16:00:00"
     current_user: str = "alex.kim"
     users: dict[str, User] = Field(default_factory=dict)
     projects: dict[str, Project] = Field(default_factory=dict)

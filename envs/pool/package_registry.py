@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["PackageRegistry", "PackageRegistryState"]
 
@@ -75,7 +76,7 @@ class AuditEntry(BaseModel):
 
 class PackageRegistryState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-09T09:00"
+    now: Timestamp = "2026-03-09T09:00"
     current_user: str = "pnair"
     users: dict[str, User] = Field(default_factory=dict)
     packages: dict[str, Package] = Field(default_factory=dict)

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 __all__ = ["Pharmacy", "PharmacyState"]
 
@@ -87,7 +88,7 @@ class Interaction(BaseModel):
 
 class PharmacyState(BaseModel):
     seed: int = 0
-    now: str = "2026-06-12T16:00:00"
+    now: Timestamp = "2026-06-12T16:00:00"
     patients: dict[str, Patient] = Field(default_factory=dict)
     drugs: dict[str, Drug] = Field(default_factory=dict)
     insurance_plans: dict[str, InsurancePlan] = Field(default_factory=dict)

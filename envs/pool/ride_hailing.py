@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 VehicleClass = Literal["economy", "comfort", "xl", "green"]
 RideStatus = Literal["accepted", "in_progress", "completed", "cancelled"]
@@ -131,7 +132,7 @@ class LostItemReport(BaseModel):
 
 class RideHailingState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-16T08:30:00"
+    now: Timestamp = "2026-03-16T08:30:00"
     surge: dict[str, float] = Field(default_factory=dict, description="zone -> multiplier")
     places: dict[str, Place] = Field(default_factory=dict)
     riders: dict[str, Rider] = Field(default_factory=dict)

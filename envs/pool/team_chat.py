@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
+from envs.timestamps import Timestamp
 
 Role = Literal["owner", "admin", "member", "guest"]
 
@@ -68,7 +69,7 @@ class Message(BaseModel):
 
 class TeamChatState(BaseModel):
     seed: int = 0
-    now: str = "2026-03-16T10:15:00"
+    now: Timestamp = "2026-03-16T10:15:00"
     current_user_id: str = "U01"
     users: dict[str, User] = Field(default_factory=dict)
     workspaces: dict[str, Workspace] = Field(default_factory=dict)

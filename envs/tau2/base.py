@@ -23,6 +23,7 @@ class Tau2Environment(Environment):
 
     requestor: ClassVar[Literal["assistant", "user"]] = "assistant"
     strict_arguments = True  # upstream passes the model's arguments to tools unconverted
+    strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
 
     def db_hash(self) -> str:
         """sha256 of the database as upstream hashes it (sorted keys, `default=str`)."""

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, field_serializer
 
-from envs.base import Environment, ToolError, ToolResult, tool
+from envs.base import Environment, StateError, ToolError, ToolResult, tool
 from envs.bfcl.environment import BfclEnvironment
 from envs.envfactory_format import EnvFactoryFormatEnvironment
 from envs.pool import pool_classes
+from envs.world import World
 from tests.envs import fuzz
 from tests.envs.ledger import Ledger
 from tests.shared_data import HAVE_TAU2
@@ -228,6 +229,84 @@ def test_typed_int_keys_round_trip_exactly() -> None:
     other.restore(json.loads(json.dumps(env.snapshot())))
     assert other._state == env._state and other.snapshot() == env.snapshot()
     assert list(other._state.by_number) == [3]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (lambda s: {"garbage": 1}, "unknown field 'garbage'"),
+    (lambda s: s | {"next_id": "5"}, "field 'next_id': Input should be a valid integer"),
+    (lambda s: s | {"next_id": 2.5}, "field 'next_id'"),
+    (lambda s: {**s, "accounts": {"A1": {**s["accounts"]["A1"], "colour": "red"}}},
+     "unknown field 'accounts.A1.colour'"),
+    (lambda s: {**s, "accounts": {"A1": {"owner": "ada", "balance": True}}},
+     "field 'accounts.A1.balance'"),
+    (lambda s: {**s, "accounts": {"A1": {"balance": 5}}}, "missing field 'accounts.A1.owner'"),
+    (lambda s: [s], "Input should be an object"),
+    (lambda s: s | {"next_id": float("nan")}, "not JSON"),
+])
+def test_restore_refuses_what_is_not_a_state_and_names_the_field(change: Any,
+                                                                 named: str) -> None:
+    env = seeded()
+    before = env.snapshot()
+    with pytest.raises(StateError) as refused:
+        env.restore(change(json.loads(json.dumps(before))))
+    message = str(refused.value)
+    assert message.startswith("Invalid state of test/ledger: ") and named in message
+    assert "\n" not in message
+    assert env.snapshot() == before  # a refused load changes nothing
+    assert env.call("get_balance", {"account_id": "A1"}).content == 500
+    with pytest.raises(StateError):
+        Ledger(change(json.loads(json.dumps(before))))
+
+
+def test_state_errors_list_a_few_problems_and_count_the_rest() -> None:
+    junk = {f"field{i}": i for i in range(8)}
+    with pytest.raises(StateError) as refused:
+        Ledger().restore(junk)
+    assert str(refused.value).count("unknown field") == 5
+    assert str(refused.value).endswith("; and 3 more.")
+
+
+def test_a_lone_surrogate_in_a_state_round_trips_and_unknown_fields_stay_refused() -> None:
+    """pydantic's JSON parser refuses "\\ud800"; a model can still send one."""
+    env = Ledger()
+    assert env.call("open_account", {"owner": "a\ud800"}).ok
+    other = Ledger()
+    other.restore(json.loads(json.dumps(env.snapshot())))
+    assert other.snapshot() == env.snapshot()
+    with pytest.raises(StateError, match="unknown field 'extra'"):
+        other.restore(env.snapshot() | {"extra": 1})
+
+
+class _Lax(BaseModel):
+    count: int = 0
+
+
+def test_a_lax_state_loads_as_its_own_model_does() -> None:
+    """`strict_state = False` (τ²: upstream's data as upstream's models load it): the
+    State's own config decides; errors are still StateErrors naming the field."""
+    lax = type("LaxEnv", (Environment,), {"State": _Lax, "name": "t/lax",
+                                           "strict_state": False})
+    env = lax()
+    env.restore({"count": "5", "ignored": 1})
+    assert env.snapshot() == {"count": 5}
+    with pytest.raises(StateError, match="field 'count'"):
+        env.restore({"count": "five"})
+    assert env.snapshot() == {"count": 5}
+
+
+def test_world_restore_is_all_or_none() -> None:
+    world = World(envs={"a": seeded(), "b": seeded()})
+    before = world.snapshot()
+    changed = json.loads(json.dumps(before))
+    changed["a"]["accounts"]["A1"]["balance"] = 1
+    with pytest.raises(StateError, match="unknown field 'garbage'"):
+        world.restore({"a": changed["a"], "b": {"garbage": 1}})
+    assert world.snapshot() == before
+    with pytest.raises(StateError, match="Unknown environment"):
+        world.restore({"a": changed["a"], "nope": {}})
+    assert world.snapshot() == before
+    world.restore(changed)
+    assert world.snapshot() == changed
 
 
 def test_outside_edits_survive_a_rollback() -> None:
