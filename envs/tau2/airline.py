@@ -18,13 +18,14 @@ Error messages are upstream's verbatim; they reach the model as "Error: <message
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.base import ToolError, tool
 from envs.tau2 import data
-from envs.tau2.base import Tau2Environment
+from envs.tau2.base import Tau2Environment, as_models
 from envs.tau2.calculator import calculate_expression
 from envs.tau2.data import gc_paused
 
@@ -230,6 +231,7 @@ class FlightDB(BaseModel):
 class Airline(Tau2Environment):
     """The airline customer-service agent's toolkit over the release database."""
 
+    toolkit_class = "AirlineTools"
     name = "tau2/airline"
     description = ("Airline customer service: look up users, reservations and flights; book, "
                    "change, and cancel reservations; issue travel certificates.")
@@ -426,20 +428,39 @@ class Airline(Tau2Environment):
             nonfree_baggages: Number of those bags that are paid for.
             insurance: 'yes' to buy travel insurance, otherwise 'no'.
         """
+        # upstream's order: convert, look up, build the (validated) reservation, then
+        # price and check, so that an ill-typed argument fails where upstream's does
+        flights = as_models(flights, FlightInfo)
+        passengers = as_models(passengers, Passenger)
+        payment_methods = as_models(payment_methods, Payment)
         user = self._user(user_id)
         reservation_id = next(
             (rid for rid in NEW_RESERVATION_IDS if rid not in self.state.reservations), None)
         if reservation_id is None:
             raise ToolError("Too many reservations")
+        reservation = Reservation(
+            reservation_id=reservation_id,
+            user_id=user_id,
+            origin=origin,
+            destination=destination,
+            flight_type=flight_type,
+            cabin=cabin,
+            flights=[],
+            passengers=copy.deepcopy(passengers),
+            payment_history=copy.deepcopy(payment_methods),
+            created_at=NOW,
+            total_baggages=total_baggages,
+            nonfree_baggages=nonfree_baggages,
+            insurance=insurance,
+        )
         seats = len(passengers)
-        booked: list[ReservationFlight] = []
         instances = []
         total_price = 0
         for info in flights:
             flight = self._flight(info.flight_number)
             instance = self._bookable(info.flight_number, info.date, cabin, seats)
             price = instance.prices[cabin]
-            booked.append(ReservationFlight(
+            reservation.flights.append(ReservationFlight(
                 origin=flight.origin, destination=flight.destination,
                 flight_number=info.flight_number, date=info.date, price=price))
             instances.append(instance)
@@ -470,21 +491,6 @@ class Airline(Tau2Environment):
                 del user.payment_methods[payment.payment_id]  # spent whole
         for instance in instances:
             instance.available_seats[cabin] -= seats
-        reservation = Reservation(
-            reservation_id=reservation_id,
-            user_id=user_id,
-            origin=origin,
-            destination=destination,
-            flight_type=flight_type,
-            cabin=cabin,
-            flights=booked,
-            passengers=[p.model_copy() for p in passengers],
-            payment_history=[p.model_copy() for p in payment_methods],
-            created_at=NOW,
-            total_baggages=total_baggages,
-            nonfree_baggages=nonfree_baggages,
-            insurance=insurance,
-        )
         self.state.reservations[reservation_id] = reservation
         user.reservations.append(reservation_id)
         return reservation
@@ -519,6 +525,7 @@ class Airline(Tau2Environment):
             payment_id: Payment method id from the user's profile, e.g.
                 'credit_card_7815826' or 'gift_card_7815826'.
         """
+        flights = as_models(flights, FlightInfo)
         reservation = self._reservation(reservation_id)
         user = self._user(reservation.user_id)
         seats = len(reservation.passengers)
@@ -583,10 +590,11 @@ class Airline(Tau2Environment):
             passengers: Every passenger after the change, each with first name, last name
                 and date of birth.
         """
+        passengers = as_models(passengers, Passenger)
         reservation = self._reservation(reservation_id)
         if len(passengers) != len(reservation.passengers):
             raise ToolError("Number of passengers does not match")
-        reservation.passengers = [p.model_copy() for p in passengers]
+        reservation.passengers = copy.deepcopy(passengers)
         return reservation
 
     @tool(write=True)

@@ -4,26 +4,50 @@ State is the domain database as Pydantic models (faithful to upstream's data mod
 the DB hash compares what upstream compares). Besides `@tool`s, domains define plain
 methods that task files name in `initialization_actions` and `env_assertions`; those
 are run by name with `run_function`, which — unlike `call` — raises on failure.
+
+Calls behave as upstream's `toolkit.use_tool(name, **arguments)`: the model's arguments
+reach the tool unconverted (a float where an int is declared runs on as a float; the
+bodies convert nested dicts where upstream's do), a call that does not bind fails with
+the `TypeError` Python raises for upstream's method (named after upstream's toolkit
+class), and any exception a tool raises reads `Error: <exception>`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from envs.base import Environment, ToolResult
+from pydantic import BaseModel
 
-__all__ = ["Tau2Environment", "tau2_text"]
+from envs.base import Environment, ToolError, ToolResult
+
+__all__ = ["Tau2Environment", "as_models", "binding_error", "tau2_text"]
 
 
 class Tau2Environment(Environment):
     """A τ² toolkit; `requestor` says whose tools these are (agent or user side)."""
 
     requestor: ClassVar[Literal["assistant", "user"]] = "assistant"
-    strict_arguments = True  # upstream passes the model's arguments to tools unconverted
+    #: upstream's toolkit class (`AirlineTools`, ...): the qualifier of its Python errors
+    toolkit_class: ClassVar[str]
     strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
+
+    def _parse(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as given, once they bind to the tool's signature (upstream calls
+        the method with `**arguments` and converts nothing)."""
+        method = getattr(type(self), tool.method_name)
+        problem = binding_error(f"{self.toolkit_class}.{tool.method_name}",
+                                inspect.signature(method), arguments)
+        if problem is not None:
+            raise ToolError(problem)
+        return dict(arguments)
+
+    def _failure_message(self, name: str, error: BaseException) -> str:
+        """Upstream's environment shows any exception as `Error: {e}`."""
+        return str(error)
 
     def db_hash(self) -> str:
         """sha256 of the database as upstream hashes it (sorted keys, `default=str`)."""
@@ -41,6 +65,48 @@ class Tau2Environment(Environment):
         if name.startswith("_") or not callable(function):
             raise ValueError(f"{type(self).__name__} has no function {name!r}")
         return function(**dict(arguments or {}))
+
+
+def binding_error(qualname: str, signature: inspect.Signature,
+                  arguments: Mapping[str, Any]) -> str | None:
+    """The `TypeError` message CPython (3.10+) gives for `method(**arguments)` on a bound
+    method with `signature` (its first parameter, `self`, bound), or None if it binds.
+    Keywords are checked first, in the order given, then missing arguments."""
+    params = list(signature.parameters.values())
+    bound_self, rest = params[0].name, params[1:]
+    names = {p.name for p in rest}
+    for key in arguments:
+        if key == bound_self:
+            return f"{qualname}() got multiple values for argument '{key}'"
+        if key not in names:
+            return f"{qualname}() got an unexpected keyword argument '{key}'"
+    for kind, label in ((inspect.Parameter.POSITIONAL_OR_KEYWORD, "positional"),
+                        (inspect.Parameter.KEYWORD_ONLY, "keyword-only")):
+        missing = [p.name for p in rest if p.kind == kind and p.default is p.empty
+                   and p.name not in arguments]
+        if missing:
+            plural = "s" if len(missing) > 1 else ""
+            return (f"{qualname}() missing {len(missing)} required {label} "
+                    f"argument{plural}: {_name_list(missing)}")
+    return None
+
+
+def _name_list(names: Sequence[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+
+
+def as_models(items: Any, model: type[BaseModel]) -> Any:
+    """Upstream's conversion of a list argument of nested objects: when every item is a
+    dict, each becomes `model(**item)` (validated, lax); otherwise nothing is converted
+    and the items are used as they are."""
+    if all(isinstance(item, dict) for item in items):
+        return [model(**item) for item in items]
+    return items
 
 
 def tau2_text(result: ToolResult) -> str:

@@ -150,6 +150,7 @@ class RetailDB(BaseModel):
 class Retail(Tau2Environment):
     """The retail customer-service agent's toolkit over the release database."""
 
+    toolkit_class = "RetailTools"
     name = "tau2/retail"
     description = ("Online store customer service: identify users, look up orders and "
                    "products; cancel or modify pending orders, return or exchange delivered "
@@ -200,10 +201,12 @@ class Retail(Tau2Environment):
                 raise ToolError(message.format(item_id=item_id))
 
     def _price_difference(self, order: Order, item_ids: list[str], new_item_ids: list[str],
-                          *, forbid_same: bool = False) -> float:
+                          *, forbid_same: bool = False) -> tuple[float, Variant | None]:
         """Sum of new minus old prices, pair by pair (new items must be available variants
-        of the same product). Starts from int 0 like upstream, so no pairs give 0."""
+        of the same product), and the last new variant checked. Starts from int 0 like
+        upstream, so no pairs give 0."""
         difference: float = 0
+        variant = None
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             if forbid_same and item_id == new_item_id:
                 raise ToolError("The new item id should be different from the old item id")
@@ -214,7 +217,7 @@ class Retail(Tau2Environment):
             if not variant.available:
                 raise ToolError(f"New item {new_item_id} not found or available")
             difference += variant.price - item.price
-        return difference
+        return difference, variant
 
     # -- reads ------------------------------------------------------------------------
 
@@ -336,7 +339,7 @@ class Retail(Tau2Environment):
         self._check_items_in_order(order, item_ids, "Number of {item_id} not found.")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match.")
-        difference = round(self._price_difference(order, item_ids, new_item_ids), 2)
+        difference = round(self._price_difference(order, item_ids, new_item_ids)[0], 2)
         method = self._payment_method(order.user_id, payment_method_id)
         if isinstance(method, GiftCard) and method.balance < difference:
             raise ToolError("Insufficient gift card balance to pay for the price difference")
@@ -389,7 +392,8 @@ class Retail(Tau2Environment):
         self._check_items_in_order(order, item_ids, "{item_id} not found")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match")
-        difference = self._price_difference(order, item_ids, new_item_ids, forbid_same=True)
+        difference, last_variant = self._price_difference(order, item_ids, new_item_ids,
+                                                          forbid_same=True)
         method = self._payment_method(order.user_id, payment_method_id)
         if isinstance(method, GiftCard) and method.balance < difference:
             raise ToolError("Insufficient gift card balance to pay for the new item")
@@ -402,10 +406,12 @@ class Retail(Tau2Environment):
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             # looked up afresh each time, as upstream: a just-changed item can match again
             item = next(i for i in order.items if i.item_id == item_id)
-            variant = self._variant(item.product_id, new_item_id)
+            assert last_variant is not None  # there is at least this pair
+            # upstream's quirk, kept because its reward is computed on it: every modified
+            # item takes the price and options of the LAST new variant checked above
             item.item_id = new_item_id
-            item.price = variant.price
-            item.options = variant.options
+            item.price = last_variant.price
+            item.options = last_variant.options
         order.status = "pending (item modified)"
         return order
 

@@ -31,14 +31,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    GetCoreSchemaHandler,
-    ValidatorFunctionWrapHandler,
-)
-from pydantic_core import CoreSchema, core_schema
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.base import ToolError, tool
 from envs.tau2 import data
@@ -48,20 +41,6 @@ from envs.tau2.telecom_user import PaymentRequest, TelecomUser
 __all__ = ["TelecomAgent", "TelecomDB", "TelecomUser", "telecom_pair"]
 
 TODAY = dt.date(2025, 2, 25)
-
-
-class Number(float):
-    """A number argument that stays an int when given one. Upstream passed arguments on
-    unconverted, so `gb_amount=2` reads "2 GB" in messages and bill lines, not "2.0 GB"."""
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any,
-                                     handler: GetCoreSchemaHandler) -> CoreSchema:
-        def keep_int(value: Any, validate: ValidatorFunctionWrapHandler) -> Any:
-            return value if type(value) is int else validate(value)
-
-        return core_schema.no_info_wrap_validator_function(keep_int,
-                                                           core_schema.float_schema())
 
 
 class _Record(BaseModel):
@@ -228,6 +207,7 @@ def _first_of_next_month(day: dt.date) -> dt.date:
 class TelecomAgent(Tau2Environment):
     """The carrier's customer-service agent: account lookups and line/billing actions."""
 
+    toolkit_class = "TelecomTools"
     name = "tau2/telecom"
     description = ("Mobile carrier customer service: look up customers, lines, plans, "
                    "devices and bills; suspend or resume lines, toggle roaming, add data, "
@@ -469,7 +449,7 @@ class TelecomAgent(Tau2Environment):
         return "Roaming disabled successfully"
 
     @tool(write=True)
-    def refuel_data(self, customer_id: str, line_id: str, gb_amount: Number) -> dict[str, Any]:
+    def refuel_data(self, customer_id: str, line_id: str, gb_amount: float) -> dict[str, Any]:
         """Add extra data to a line for this billing cycle. The plan's price per GB is
         charged to the customer's next bill.
 

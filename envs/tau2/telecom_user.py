@@ -21,7 +21,7 @@ search, e.g. a reboot.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -264,6 +264,7 @@ def _granted(permissions: AppPermissions) -> list[str]:
 class TelecomUser(Tau2Environment):
     """The phone in the user's hand: what the user simulator can check and change."""
 
+    toolkit_class = "TelecomUserTools"
     name = "tau2/telecom_user"
     description = ("A customer's simulated mobile phone: status bar, network, SIM, mobile "
                    "data, roaming, APN, Wi-Fi, VPN, apps and MMS, and bill payment.")
@@ -474,7 +475,9 @@ class TelecomUser(Tau2Environment):
             mode: One of '4g_5g_preferred', '4g_only', '3g_only' or '2g_only'.
         """
         try:
-            preference = NetworkModePreference(mode)
+            # as upstream: only a string is converted; anything else is stored as given
+            # and fails where its `.value` is read
+            preference = NetworkModePreference(mode) if isinstance(mode, str) else mode
         except ValueError:
             options = ", ".join(m.value for m in NetworkModePreference)
             return self._with_status_bar(
@@ -558,16 +561,19 @@ class TelecomUser(Tau2Environment):
                 "(These are technical settings, usually best left unchanged.)")
 
     @tool(write=True)
-    def set_apn_settings(self, apn_settings: APNSettings) -> str:
+    def set_apn_settings(self, apn_settings: APNSettings | dict[str, Any]) -> str:
         """Replace your phone's access point (APN) settings; the phone then searches for
         a network again.
 
         Args:
             apn_settings: The complete new settings; fields left out take their defaults.
         """
+        if isinstance(apn_settings, dict):  # upstream converts a dict, nothing else
+            apn_settings = APNSettings(**apn_settings)
         self.device.active_apn_settings = apn_settings
+        update = f"APN settings set to: {apn_settings.apn_name.value}"
         self.simulate_network_search()
-        return self._with_status_bar(f"APN settings set to: {apn_settings.apn_name.value}")
+        return self._with_status_bar(update)
 
     @tool(write=True)
     def reset_apn_settings(self) -> str:

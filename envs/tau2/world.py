@@ -79,11 +79,17 @@ class Tau2World(World):
             self.sync()
 
     def execute(self, requestor: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
-        """One tool call on the requestor's toolkit, then the coupling step."""
-        owned = self.owned_by(requestor)
-        if not owned:
+        """One tool call on the requestor's toolkit, then the coupling step; a name the
+        toolkit lacks, or a user without tools, is answered in upstream's words."""
+        collision = _dispatch_collision(arguments)
+        if collision is not None:
+            return ToolResult(ok=False, error=collision)
+        env = self.env(requestor)
+        if env is None:
+            return ToolResult(ok=False, error="User tools not available")
+        if name not in {spec.name for spec in env.tools()}:
             return ToolResult(ok=False, error=f"Tool '{name}' not found.")
-        return self.call(owned[0], name, arguments, requestor=requestor)
+        return self.call(self.owned_by(requestor)[0], name, arguments, requestor=requestor)
 
     def after_call(self, env: str, tool: str, result: ToolResult) -> None:
         self.sync()
@@ -96,3 +102,16 @@ class Tau2World(World):
 
     def db_hashes(self) -> tuple[str, str | None]:
         return self.agent.db_hash(), self.user.db_hash() if self.user is not None else None
+
+
+def _dispatch_collision(arguments: Mapping[str, Any]) -> str | None:
+    """Upstream dispatches with `env.make_tool_call(name, requestor=..., **arguments)`, so
+    an argument named like one of that method's own parameters fails there, before any
+    tool is looked up, with the TypeError Python raises for it."""
+    if "requestor" in arguments:
+        return ("tau2.environment.environment.Environment.make_tool_call() got multiple "
+                "values for keyword argument 'requestor'")
+    for key in arguments:
+        if key in ("self", "tool_name"):
+            return f"Environment.make_tool_call() got multiple values for argument '{key}'"
+    return None

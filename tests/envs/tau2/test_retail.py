@@ -276,7 +276,8 @@ def test_cancel_errors(env: Retail) -> None:
 def test_modify_items_charges_a_gift_card(env: Retail) -> None:
     """Task 20: four swaps on #W9911714 cost 0.81 + 37.20 + 8.28 + 25.67 = 71.96 more,
     paid from an 86.0 gift card (14.04 left); the line keeps float noise, the balance
-    is rounded."""
+    is rounded. Every modified item then takes the price and options of the last new
+    variant (upstream's loop reuses the `variant` its checking loop left behind)."""
     ok(env, "modify_pending_order_items", order_id="#W9911714",
        item_ids=["2366567022", "1340995114", "9791469541", "1763705424"],
        new_item_ids=["4579334072", "1151293680", "4107812777", "2882812427"],
@@ -288,10 +289,10 @@ def test_modify_items_charges_a_gift_card(env: Retail) -> None:
     assert env.state.users[order.user_id].payment_methods["gift_card_4332117"].balance == 14.04
     assert order.status == "pending (item modified)"
     assert [(i.item_id, i.price) for i in order.items] == [
-        ("4579334072", 54.85), ("1151293680", 272.33), ("4107812777", 155.33),
+        ("4579334072", 261.11), ("1151293680", 261.11), ("4107812777", 261.11),
         ("2882812427", 261.11)]
-    variant = env.state.products[order.items[0].product_id].variants["4579334072"]
-    assert order.items[0].options == variant.options
+    last = env.state.products[order.items[3].product_id].variants["2882812427"]
+    assert all(item.options == last.options for item in order.items)
     assert error(env, "modify_pending_order_items", order_id="#W9911714",
                  item_ids=["4579334072"], new_item_ids=["2366567022"],
                  payment_method_id="gift_card_4332117") == \
