@@ -75,6 +75,7 @@ __all__ = [
     "bfcl_multi_turn_solver",
     "decode_step",
     "load_dataset",
+    "resolve_categories",
     "score_decoded",
 ]
 
@@ -104,15 +105,35 @@ def _entries(category: str) -> tuple[tuple[dict[str, Any], list[list[str]]], ...
     return tuple((q, answers[q["id"]]) for q in questions)
 
 
-def load_dataset(categories: Sequence[str]) -> MemoryDataset:
-    """Samples whose ids are the official entry ids (`multi_turn_base_12`)."""
+#: bfcl-eval's collection names for all four categories (`TEST_COLLECTION_MAPPING`)
+_ALL = ("all", "multi_turn")
+
+
+def resolve_categories(category: str | Sequence[str]) -> list[str]:
+    """Short names (`base`, `miss_func`, ...), the official ones (`multi_turn_base`, ...),
+    "all" or the official collection "multi_turn"; comma-separated or a list."""
+    names = category.split(",") if isinstance(category, str) else list(category)
+    out: list[str] = []
+    for name in (str(n).strip() for n in names):
+        expanded = CATEGORIES if name in _ALL else (name.removeprefix("multi_turn_"),)
+        for short in expanded:
+            if short not in CATEGORIES:
+                raise ValueError(
+                    f"unknown BFCL multi-turn category {name!r}; use one of "
+                    f"{', '.join(CATEGORIES)} (or multi_turn_<name>), 'all' or 'multi_turn'"
+                )
+            if short not in out:
+                out.append(short)
+    if not out:
+        raise ValueError("no BFCL multi-turn category selected")
+    return out
+
+
+def load_dataset(categories: str | Sequence[str]) -> MemoryDataset:
+    """Samples whose ids are the official entry ids (`multi_turn_base_12`), for the
+    categories `resolve_categories` accepts."""
     samples = []
-    for category in categories:
-        if category not in CATEGORIES:
-            raise ValueError(
-                f"unknown BFCL multi-turn category {category!r}; use one of "
-                f"{', '.join(CATEGORIES)} or 'all'"
-            )
+    for category in resolve_categories(categories):
         for entry, ground_truth in _entries(category):
             first_turn = entry["question"][0] if entry["question"] else []
             samples.append(

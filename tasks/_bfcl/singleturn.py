@@ -116,7 +116,12 @@ _COLLECTIONS = {
     "ast": AST_CATEGORIES,
     "relevance": RELEVANCE_CATEGORIES,
     "python": tuple(c for c in CATEGORIES if c not in ("java", "javascript")),
+    "non_python": ("java", "javascript"),
 }
+
+#: bfcl-eval V4's names for the v3 categories (`simple` etc. in ≤2025.8.6.2)
+_OFFICIAL_NAMES = {"simple_python": "simple", "simple_java": "java",
+                   "simple_javascript": "javascript"}
 
 _LANGUAGE = {"java": "Java", "javascript": "JavaScript"}  # everything else: Python
 
@@ -132,13 +137,14 @@ _MODEL_CONFIG_MODULE = "bfcl_eval.constants.model_config"
 
 
 def resolve_categories(category: str | Sequence[str]) -> list[str]:
-    """"all", a collection (non_live, live, ast, relevance, python) or a comma list."""
+    """"all", a collection (non_live, live, ast, relevance, python, non_python) or a comma
+    list of categories, by our (v3) names or bfcl-eval V4's (`simple_python`, ...)."""
     names = category.split(",") if isinstance(category, str) else list(category)
     out: list[str] = []
-    for name in (n.strip() for n in names):
+    for name in (str(n).strip() for n in names):
         if not name:
             continue
-        for cat in _COLLECTIONS.get(name, (name,)):
+        for cat in _COLLECTIONS.get(name, (_OFFICIAL_NAMES.get(name, name),)):
             if cat not in CATEGORIES:
                 raise ValueError(
                     f"unknown BFCL single-turn category {cat!r}; choose from "
