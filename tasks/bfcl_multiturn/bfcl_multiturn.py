@@ -9,6 +9,7 @@ multi_turn_base_12` selects one entry.
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
+from harness import task_options
 from tasks._bfcl.common import check_version, dataset_metadata
 from tasks._bfcl.multiturn import (
     CATEGORIES,
@@ -28,10 +29,11 @@ def bfcl_multiturn(category: str = "all", version: str | None = None) -> Task:
         version: the bfcl-eval release to score against (default: the installed one,
             pinned 2025.8.6.2 = BFCL v3); must match what is installed.
     """
-    check_version(version)
-    categories = list(CATEGORIES) if category == "all" else category.split(",")
+    task_options.parsed("version", version, check_version)
+    categories = list(CATEGORIES) if category == "all" else str(category).split(",")
+    dataset = task_options.parsed("category", category, lambda _: load_dataset(categories))
     return Task(
-        dataset=load_dataset(categories),
+        dataset=dataset,
         solver=bfcl_multi_turn_solver(),
         scorer=bfcl_multi_turn_scorer(),
         config=GenerateConfig(temperature=0.001),  # `bfcl generate` default

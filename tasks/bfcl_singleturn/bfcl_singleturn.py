@@ -15,6 +15,7 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
+from harness import task_options
 from tasks._bfcl.common import dataset_metadata
 from tasks._bfcl.singleturn import (
     CATEGORIES,
@@ -38,11 +39,12 @@ def bfcl_singleturn(category: str = "all", version: str | None = None) -> Task:
         version: the bfcl-eval release to score against; must be the installed one
             (pinned 2025.8.6.2 = BFCL v3 data).
     """
-    return _task(resolve_categories(category), version, name=None)
+    categories = task_options.parsed("category", category, resolve_categories)
+    return _task(categories, version, name=None)
 
 
 def _task(categories: list[str], version: str | None, name: str | None) -> Task:
-    check_version(version)
+    task_options.parsed("version", version, check_version)
     return Task(
         dataset=load_dataset(categories),
         solver=bfcl_singleturn_solver(),

@@ -5,10 +5,9 @@ reward (R, R_traj, R_state, P_length, P_format as separate metrics, per environm
 and per domain). The held-out environments never appear in training data.
 """
 
-from pathlib import Path
-
 from inspect_ai import Task, task
 
+from harness import task_options
 from tasks.envfactory.episode import (
     DATA_DIR,
     envfactory_scorer,
@@ -30,8 +29,13 @@ def envfactory(split: str = "heldout", transport: str = "inprocess", alpha: floa
         max_steps: tool-calling assistant messages allowed per user turn.
         data_dir: directory with <split>.jsonl task files (default: the shipped tasks).
     """
+    task_options.one_of("split", split, ("heldout", "train", "all"))
+    task_options.one_of("transport", transport, ("inprocess", "mcp"))
+    task_options.number("alpha", alpha, 0.0, 1.0)
+    task_options.integer("max_steps", max_steps, minimum=1)
+    tasks_dir = task_options.directory("data_dir", data_dir) if data_dir else DATA_DIR
     return Task(
-        dataset=load_dataset(split, Path(data_dir) if data_dir else DATA_DIR),
+        dataset=load_dataset(split, tasks_dir),
         solver=envfactory_solver(transport=transport, max_steps=max_steps),
         scorer=envfactory_scorer(alpha=alpha),
         metadata={"benchmark": "envfactory", "split": split, "transport": transport},

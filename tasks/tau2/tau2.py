@@ -10,6 +10,7 @@ numbers comparable with the τ² leaderboard.
 
 from inspect_ai import Epochs, Task, task
 
+from harness import task_options
 from harness.metrics import pass_hat_k
 from tasks._tau2.dataset import load_dataset
 from tasks._tau2.orchestrator import tau2_solver
@@ -20,8 +21,12 @@ def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,
           epochs: int, solo: bool = False) -> Task:
     from envs.tau2 import data
 
-    if mode not in ("default", "oracle_plan"):
-        raise ValueError(f"unknown mode {mode!r}; use default or oracle_plan")
+    task_options.one_of("split", split, data.load_split(domain))
+    task_options.one_of("mode", mode, ("default", "oracle_plan"))
+    task_options.integer("max_steps", max_steps, minimum=1)
+    if max_errors is not None:
+        task_options.integer("max_errors", max_errors, minimum=1)
+    task_options.integer("epochs", epochs, minimum=1)
     if solo and domain != "telecom":
         raise ValueError("solo (no-user) mode exists upstream for telecom only")
     return Task(
