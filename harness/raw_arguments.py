@@ -15,14 +15,14 @@ The same strings can go back out: official harnesses that keep the provider's me
 in their history (BFCL's OpenAI handlers) re-send each tool call's arguments exactly as
 the model wrote them, malformed JSON included, where Inspect re-serialises its parse
 (`{}` for a call it could not parse), and a Chat Completions message's `content: null`
-beside its tool calls (Inspect sends `""`). Inside `resend()` every captured string
-(and which tool-call messages had null content) is remembered for the block, and
+(Inspect sends `""`). Inside `resend()` every captured string (and which assistant
+messages had null content, by Inspect message id) is remembered for the block, and
 Inspect's OpenAI serialisers (`openai_chat_message` / `openai_chat_tool_call_param` for
 Chat Completions and the OpenAI-compatible providers,
 `_tool_call_items_from_assistant_message` for the Responses API; all looked up through
 their module's globals) are wrapped once to send what was remembered for that tool call
-id; calls without a record, and everything outside `resend()`, go out as Inspect builds
-them.
+id or message id; calls and messages without a record, and everything outside
+`resend()`, go out as Inspect builds them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _capture: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_argumen
 @dataclass
 class Resent:
     """What `resend()` remembered: raw argument strings by tool call id, and the ids of
-    tool calls whose Chat Completions message had `content: null`."""
+    the assistant messages whose Chat Completions message had `content: null`."""
 
     arguments: dict[str, str] = field(default_factory=dict)
     null_content: set[str] = field(default_factory=set)
@@ -75,7 +75,9 @@ def install(model: Model) -> Model:
                 found.update(parsed)
             if resent is not None:
                 resent.arguments.update(parsed)
-                resent.null_content.update(_null_content_calls(response))
+                message = getattr(result[0], "message", None)
+                if message is not None and message.id and _null_content(response):
+                    resent.null_content.add(message.id)
         return result
 
     api.generate = generate  # type: ignore[method-assign]
@@ -118,8 +120,7 @@ def _install_serialisers() -> None:
             param = await chat_message(message, *args, **kwargs)
             resent = _resend.get()
             if (resent is not None and isinstance(message, ChatMessageAssistant)
-                    and message.tool_calls and not message.text
-                    and message.tool_calls[0].id in resent.null_content):
+                    and not message.text and message.id in resent.null_content):
                 param["content"] = None  # type: ignore[arg-type]
             return param
 
@@ -154,17 +155,15 @@ def _install_serialisers() -> None:
         _openai_responses._tool_call_items_from_assistant_message = tool_call_items  # type: ignore[assignment]
 
 
-def _null_content_calls(response: Any) -> set[str]:
-    """Tool call ids of a Chat Completions message that came with `content: null`."""
+def _null_content(response: Any) -> bool:
+    """Whether a Chat Completions response's message came with `content: null`."""
     if not isinstance(response, dict):
-        return set()
+        return False
     choices = response.get("choices")
     if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
-        return set()
-    message = choices[0].get("message") or {}
-    if message.get("content") is not None:
-        return set()
-    return {tc["id"] for tc in message.get("tool_calls") or [] if tc.get("id")}
+        return False
+    message = choices[0].get("message")
+    return isinstance(message, dict) and "content" in message and message["content"] is None
 
 
 def parse_response(response: Any) -> dict[str, str]:
