@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from harness.trajectory import Call
-from synthesis.task_specs import SpecTurn, TaskSpec, _mentions, build, check
+from synthesis.task_specs import (
+    PATTERNS,
+    SpecTurn,
+    TaskSpec,
+    _mentions,
+    build,
+    check,
+    load_specs,
+    split_of,
+)
 
 LEDGER = "tests.envs.ledger:Ledger"
 
@@ -70,3 +82,17 @@ def test_drift_from_replay_is_rejected() -> None:
 ])
 def test_mentions(value: object, text: str, stated: bool) -> None:
     assert _mentions(value, text) is stated
+
+
+TASK_DIR = Path(__file__).parents[2] / "tasks" / "envfactory"
+
+
+def test_shipped_specs_name_refinement_patterns_and_stay_in_one_split() -> None:
+    """Every hand-written task names at least one of the four refinement patterns and
+    only those, ids are unique, and no task mixes held-out and training environments."""
+    specs = load_specs(sorted((TASK_DIR / "specs").glob("*.json")))
+    splits = json.loads((TASK_DIR / "splits.json").read_text(encoding="utf-8"))
+    assert len({s.id for s in specs}) == len(specs)
+    for s in specs:
+        assert s.patterns and set(s.patterns) <= set(PATTERNS), s.id
+        split_of(s, splits)  # raises on a task that mixes splits
