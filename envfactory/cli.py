@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -96,27 +96,50 @@ def env_serve(
         help="JSON snapshot every new session starts from (default: the environment's "
              "default state).")] = None,
     host: Annotated[str, typer.Option(help="HTTP host.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+    port: Annotated[int, typer.Option(help="HTTP port, 1-65535.")] = 8000,
+    max_body_bytes: Annotated[int | None, typer.Option(
+        help="HTTP: largest request body accepted, in bytes; larger ones get HTTP 413 "
+             "(default 16 MiB).")] = None,
 ) -> None:
     """Serve an environment over MCP; each MCP session gets its own instance."""
     import anyio
 
-    from envs import mcp_server, registry
+    from envs import mcp_guard, mcp_server, registry
 
+    def usage_error(message: str) -> NoReturn:
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(2)
+
+    if transport not in ("stdio", "http"):
+        usage_error(f"--transport must be stdio or http, got {transport!r}")
+    if not 1 <= port <= 65535:
+        usage_error(f"--port must be in 1-65535, got {port}")
+    if max_body_bytes is not None and max_body_bytes < 1:
+        usage_error(f"--max-body-bytes must be at least 1, got {max_body_bytes}")
     try:
         entry = registry.get(name)
-        start = json.loads(state.read_text(encoding="utf-8")) if state else None
-    except (KeyError, OSError, json.JSONDecodeError) as e:
+    except KeyError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    server = mcp_server.build_server(entry.name, entry.factory, start)
+    start = None
+    if state is not None:
+        try:
+            start = json.loads(state.read_text(encoding="utf-8"))
+        except OSError as e:
+            usage_error(f"--state {state}: cannot read it: {e.strerror or e}")
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            usage_error(f"--state {state}: not JSON: {e}")
+    try:
+        server = mcp_server.build_server(entry.name, entry.factory, start)
+    except ValueError as e:  # StateError, or an adapter's own refusal of the snapshot
+        if state is None:
+            raise
+        usage_error(f"--state {state}: {' '.join(str(e).split())}")
     if transport == "stdio":
         anyio.run(mcp_server.serve_stdio, server)
-    elif transport == "http":
-        mcp_server.serve_http(server, host=host, port=port)
     else:
-        typer.echo(f"error: unknown transport {transport!r} (stdio or http)", err=True)
-        raise typer.Exit(2)
+        limit = mcp_guard.DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
+        mcp_server.serve_http(server, host=host, port=port, max_body_bytes=limit)
 
 
 def _task_dir() -> Path:

@@ -4,7 +4,9 @@ Every MCP session gets its own environment instance, created on the session's fi
 request from the configured start state, so two clients never see each other's
 writes. Besides the environment's tools the server offers `load_scenario(scenario)`
 and `save_scenario()`, the names EnvFactory-format clients use to set and read state.
-Tool errors come back as MCP tool errors (`isError`) whose text is the reason.
+Tool errors come back as MCP tool errors (`isError`) whose text is the reason; a
+scenario that is not a valid state is refused with the fields named, and the session's
+state stays as it was. Over HTTP, `envs.mcp_guard` bounds and checks each request first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from envs.base import Environment
+from envs.mcp_guard import DEFAULT_MAX_BODY_BYTES, RequestGuard, quiet_sdk_logs
 from envs.schemas import inline_refs
 
 __all__ = ["build_server", "serve_http", "serve_stdio"]
@@ -57,14 +60,21 @@ def build_server(
     factory: Callable[[], Environment],
     start_state: Mapping[str, Any] | None = None,
 ) -> Server[Any, Any]:
-    """An MCP server whose sessions each own a fresh `factory()` environment."""
+    """An MCP server whose sessions each own a fresh `factory()` environment.
+
+    `start_state` is checked here, once: an invalid one raises the environment's
+    `StateError` now instead of failing every session's first request.
+    """
     server: Server[Any, Any] = Server(name)
     sessions: weakref.WeakKeyDictionary[Any, Environment] = weakref.WeakKeyDictionary()
+    probe = factory()
+    if start_state is not None:
+        probe.restore(start_state)
     tools = [
         types.Tool(name=s.name, description=s.description,
                    inputSchema=inline_refs(s.parameters),
                    annotations=types.ToolAnnotations(readOnlyHint=not s.write))
-        for s in factory().tools()
+        for s in probe.tools()
     ] + _SCENARIO_TOOLS
 
     def session_env() -> Environment:
@@ -106,12 +116,15 @@ def build_server(
 async def serve_stdio(server: Server[Any, Any]) -> None:
     from mcp.server.stdio import stdio_server
 
+    quiet_sdk_logs()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp (stateful: one instance per session)."""
+def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 8000,
+               max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp (stateful: one instance per session);
+    request bodies over `max_body_bytes` are refused with HTTP 413."""
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.applications import Starlette
@@ -128,5 +141,7 @@ def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 80
         async with manager.run():
             yield
 
-    app = Starlette(routes=[Mount("/mcp", app=handle)], lifespan=lifespan)
+    quiet_sdk_logs()
+    guarded = RequestGuard(handle, max_body_bytes=max_body_bytes)
+    app = Starlette(routes=[Mount("/mcp", app=guarded)], lifespan=lifespan)
     uvicorn.run(app, host=host, port=port, log_level="warning")

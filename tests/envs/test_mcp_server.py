@@ -7,11 +7,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -52,11 +54,47 @@ async def test_stdio_tools_calls_errors_and_scenarios(tmp_path: Path) -> None:
         assert text(await s.call_tool("get_balance", {"account_id": "A1"})) == "77"
         rejected = await s.call_tool("load_scenario", {"scenario": {"accounts": 3}})
         assert rejected.isError and "rejected" in text(rejected)
+        for junk, named in [({"garbage": 1}, "unknown field 'garbage'"),
+                            ({"next_id": "2"}, "field 'next_id'")]:
+            rejected = await s.call_tool("load_scenario", {"scenario": junk})
+            assert rejected.isError and named in text(rejected)
+            # the world is as it was, not emptied
+            assert text(await s.call_tool("get_balance", {"account_id": "A1"})) == "77"
     # --state: every session starts from the given file
     state = tmp_path / "state.json"
     state.write_text(json.dumps(saved))
     async with stdio_session(LEDGER, "--state", str(state)) as s:
         assert text(await s.call_tool("get_balance", {"account_id": "A1"})) == "77"
+
+
+def serve(*args: str) -> subprocess.CompletedProcess[str]:
+    """`envfactory env serve ...` that is expected to exit at once (stdin closed)."""
+    return subprocess.run([ENVFACTORY, "env", "serve", *args], cwd=ROOT, input="",
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_state_file_errors_name_the_file_and_the_field(tmp_path: Path) -> None:
+    junk, not_json, missing = tmp_path / "junk.json", tmp_path / "x.json", tmp_path / "no.json"
+    junk.write_text(json.dumps({"accounts": {"A1": {"owner": "ada", "colour": "red"}}}))
+    not_json.write_text("{")
+    for path, named in [(junk, "unknown field 'accounts.A1.colour'"),
+                        (not_json, "not JSON"), (missing, "cannot read it")]:
+        done = serve(LEDGER, "--state", str(path))
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"error: --state {path}: ") and named in done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "value", "expected"), [
+    ("--port", "99999", "--port must be in 1-65535, got 99999"),
+    ("--port", "0", "--port must be in 1-65535, got 0"),
+    ("--max-body-bytes", "0", "--max-body-bytes must be at least 1, got 0"),
+    ("--transport", "smoke", "--transport must be stdio or http, got 'smoke'"),
+])
+def test_bad_serve_options_are_one_line_usage_errors(option: str, value: str,
+                                                     expected: str) -> None:
+    done = serve(LEDGER, "--transport", "http", option, value)
+    assert (done.returncode, done.stderr) == (2, f"error: {expected}\n")
 
 
 def free_port() -> int:
@@ -65,28 +103,142 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_http_sessions_are_isolated() -> None:
-    port = free_port()
-    proc = subprocess.Popen([ENVFACTORY, "env", "serve", LEDGER, "--transport", "http",
-                             "--port", str(port)], cwd=ROOT)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        for _ in range(100):
+class HttpServer:
+    """A real `envfactory env serve --transport http` process; `log()` is its stderr."""
+
+    def __init__(self, tmp_path: Path, *options: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.stderr = tmp_path / f"serve-{self.port}.log"
+        with self.stderr.open("w") as sink:
+            self.proc = subprocess.Popen(
+                [ENVFACTORY, "env", "serve", LEDGER, "--transport", "http",
+                 "--port", str(self.port), *options], cwd=ROOT, stderr=sink)
+        for _ in range(200):
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
+                return
             except OSError:
+                assert self.proc.poll() is None, self.log()
                 time.sleep(0.1)
-        async with streamable_http_client(url) as (r1, w1, _), ClientSession(r1, w1) as a:
-            await a.initialize()
-            async with streamable_http_client(url) as (r2, w2, _), ClientSession(r2, w2) as b:
-                await b.initialize()
-                await a.call_tool("open_account", {"owner": "ada", "deposit": 10})
-                snap_b = json.loads(text(await b.call_tool("save_scenario", {})))
-                assert snap_b["accounts"] == {}  # b does not see a's write
-                assert text(await b.call_tool("open_account", {"owner": "bob"})) == "A1"
-                snap_a = json.loads(text(await a.call_tool("save_scenario", {})))
-                assert snap_a["accounts"]["A1"]["owner"] == "ada"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        raise AssertionError("server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+    def log(self) -> str:
+        return self.stderr.read_text()
+
+    def post(self, body: bytes | Iterator[bytes], **headers: str) -> httpx.Response:
+        return httpx.post(self.url + "/", content=body, timeout=30,
+                          headers={"Content-Type": "application/json",
+                                   "Accept": "application/json, text/event-stream", **headers})
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[Callable[..., HttpServer]]:
+    started: list[HttpServer] = []
+
+    def start(*options: str) -> HttpServer:
+        started.append(HttpServer(tmp_path, *options))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def jsonrpc(method: str, params: Any = None, id: int = 7) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def error_of(response: httpx.Response) -> tuple[int, int, Any]:
+    body = response.json()
+    return response.status_code, body["error"]["code"], body["id"]
+
+
+async def test_http_sessions_are_isolated(http_server: Callable[..., HttpServer]) -> None:
+    url = http_server().url
+    async with streamable_http_client(url) as (r1, w1, _), ClientSession(r1, w1) as a:
+        await a.initialize()
+        async with streamable_http_client(url) as (r2, w2, _), ClientSession(r2, w2) as b:
+            await b.initialize()
+            await a.call_tool("open_account", {"owner": "ada", "deposit": 10})
+            snap_b = json.loads(text(await b.call_tool("save_scenario", {})))
+            assert snap_b["accounts"] == {}  # b does not see a's write
+            assert text(await b.call_tool("open_account", {"owner": "bob"})) == "A1"
+            snap_a = json.loads(text(await a.call_tool("save_scenario", {})))
+            assert snap_a["accounts"]["A1"]["owner"] == "ada"
+
+
+def test_http_bad_requests_get_jsonrpc_errors(http_server: Callable[..., HttpServer]) -> None:
+    """JSON-RPC 2.0 section 5.1's codes, not HTTP 500 or "Invalid params"."""
+    server = http_server()
+    deep_arguments: Any = 0
+    for _ in range(150):
+        deep_arguments = {"a": deep_arguments}
+    cases: list[tuple[bytes, tuple[int, int, Any]]] = [
+        (b"[" * 100_000 + b"]" * 100_000, (400, -32700, None)),  # was 500 (RecursionError)
+        (jsonrpc("tools/call", {"name": "get_balance", "arguments": deep_arguments}),
+         (400, -32600, 7)),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": ', (400, -32700, None)),
+        (b"\xff\xfe", (400, -32700, None)),
+        (b"[]", (400, -32600, None)),
+        (b'{"jsonrpc": "1.0", "id": 3, "method": "ping"}', (400, -32600, 3)),
+        (jsonrpc("no/such"), (200, -32601, 7)),  # was -32602
+    ]
+    for body, expected in cases:
+        response = server.post(body)
+        assert response.headers["content-type"] == "application/json"
+        assert error_of(response) == expected, body[:60]
+    assert "Method not found: no/such" in server.post(jsonrpc("no/such")).text
+    # a notification of a kind MCP does not define: accepted, no answer, nothing logged
+    unknown = server.post(b'{"jsonrpc": "2.0", "method": "notifications/foo"}')
+    assert (unknown.status_code, unknown.content) == (202, b"")
+    assert server.log() == ""
+    # a known method with bad params: the SDK's -32602, and one line in the log
+    initialize = server.post(jsonrpc("initialize", {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}, id=1))
+    session = {"mcp-session-id": initialize.headers["mcp-session-id"]}
+    server.post(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', **session)
+    bad_params = server.post(jsonrpc("tools/call", {"nome": "x"}), **session)
+    assert '"code":-32602' in bad_params.text
+    time.sleep(0.2)
+    assert server.log().startswith("WARNING:root:Failed to validate request: ")
+    assert server.log().count("\n") == 1
+
+
+def test_http_request_bodies_are_bounded(http_server: Callable[..., HttpServer]) -> None:
+    default = http_server()
+    twenty_mb = jsonrpc("tools/call", {"name": "save_scenario",
+                                       "arguments": {"pad": "x" * 20_000_000}})
+    response = default.post(twenty_mb)
+    assert error_of(response) == (413, -32600, None)  # was 200
+    assert "at most 16777216 bytes" in response.json()["error"]["message"]
+    small = http_server("--max-body-bytes", "2000")
+    body = jsonrpc("tools/call", {"name": "save_scenario", "arguments": {"pad": "x" * 3000}})
+    assert error_of(small.post(body)) == (413, -32600, None)
+    # without Content-Length (chunked) the limit holds while reading
+    assert error_of(small.post(iter([body[:1500], body[1500:]]))) == (413, -32600, None)
+    # a body under the limit reaches the MCP server (which asks for a session)
+    assert small.post(jsonrpc("tools/list")).status_code == 400
+    assert "Missing session ID" in small.post(jsonrpc("tools/list")).text
+
+
+async def test_http_normal_disconnects_log_nothing(
+        http_server: Callable[..., HttpServer]) -> None:
+    server = http_server()
+    for _ in range(3):
+        async with (streamable_http_client(server.url) as (read, write, _),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            assert (await session.list_tools()).tools
+            assert not (await session.call_tool("open_account", {"owner": "ada"})).isError
+    time.sleep(0.5)
+    server.stop()
+    assert server.log() == ""  # was a 10-line ClosedResourceError traceback per session
