@@ -36,7 +36,7 @@ from inspect_ai.tool import ToolCall
 from envs.bfcl import package
 from harness.episode import message_record
 from tasks._bfcl import singleturn as st
-from tasks.bfcl_singleturn.bfcl_singleturn import CATEGORY_TASKS, bfcl_singleturn
+from tasks.bfcl_singleturn.bfcl_singleturn import bfcl_singleturn
 
 SCORER = "bfcl_singleturn_scorer"
 PINNED = package.bfcl_version() == "2025.8.6.2"
@@ -108,7 +108,7 @@ def _metrics(log: Any) -> dict[str, float]:
 
 
 def test_categories_and_counts() -> None:
-    assert len(st.CATEGORIES) == 13 and set(CATEGORY_TASKS) == set(st.CATEGORIES)
+    assert len(st.CATEGORIES) == 13
     counts = {c: len(st.load_entries(c)) for c in st.CATEGORIES}
     assert sum(counts[c] for c in st.AST_CATEGORIES) == 2501
     assert counts["simple"] == 400 and counts["live_multiple"] == 1053
@@ -218,8 +218,28 @@ def test_version_argument() -> None:
         bfcl_singleturn(category="nope")
     assert st.resolve_categories("live") == list(st.LIVE_CATEGORIES)
     assert st.resolve_categories("simple,java,simple") == ["simple", "java"]
-    task = CATEGORY_TASKS["live_parallel"]()
-    assert task.name == "bfcl_live_parallel" and len(task.dataset) == 16
+    task = bfcl_singleturn(category="live_parallel")
+    assert task.name == "bfcl_singleturn" and len(task.dataset) == 16
+
+
+def test_one_task_by_default_categories_by_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`inspect eval tasks/bfcl_singleturn` runs one task (each entry once)."""
+    from inspect_ai._eval.list import list_tasks
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert [t.name for t in list_tasks("tasks/bfcl_singleturn")] == ["bfcl_singleturn"]
+    assert len(bfcl_singleturn().dataset) == sum(len(st.load_entries(c)) for c in st.CATEGORIES)
+
+
+def test_official_category_names() -> None:
+    """bfcl-eval's names (TEST_FILE_MAPPING / TEST_COLLECTION_MAPPING, V4's
+    simple_python etc.) select the same entries as ours."""
+    assert st.resolve_categories("simple_python,simple_java,simple_javascript") == [
+        "simple", "java", "javascript"]
+    assert st.resolve_categories("non_python") == ["java", "javascript"]
+    assert st.resolve_categories("single_turn") == list(st.CATEGORIES)
+    assert [s.id for s in bfcl_singleturn(category="simple_java").dataset] == [
+        s.id for s in bfcl_singleturn(category="java").dataset]
 
 
 # --------------------------------------------------------------------------- controls

@@ -12,10 +12,10 @@ from inspect_ai.model import GenerateConfig
 from harness import task_options
 from tasks._bfcl.common import check_version, dataset_metadata
 from tasks._bfcl.multiturn import (
-    CATEGORIES,
     bfcl_multi_turn_scorer,
     bfcl_multi_turn_solver,
     load_dataset,
+    resolve_categories,
 )
 
 
@@ -24,14 +24,15 @@ def bfcl_multiturn(category: str = "all", version: str | None = None) -> Task:
     """BFCL multi-turn.
 
     Args:
-        category: "all", or a comma-separated subset of base, miss_func, miss_param,
-            long_context.
+        category: "all" (or bfcl-eval's "multi_turn"), or a comma-separated subset of
+            base, miss_func, miss_param, long_context, by these names or bfcl-eval's
+            (multi_turn_base, multi_turn_miss_func, ...).
         version: the bfcl-eval release to score against (default: the installed one,
             pinned 2025.8.6.2 = BFCL v3); must match what is installed.
     """
     task_options.parsed("version", version, check_version)
-    categories = list(CATEGORIES) if category == "all" else str(category).split(",")
-    dataset = task_options.parsed("category", category, lambda _: load_dataset(categories))
+    categories = task_options.parsed("category", category, resolve_categories)
+    dataset = load_dataset(categories)
     return Task(
         dataset=dataset,
         solver=bfcl_multi_turn_solver(),

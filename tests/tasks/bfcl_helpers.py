@@ -32,6 +32,7 @@ import sys
 import tempfile
 import types
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -41,6 +42,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from envs.bfcl import package  # noqa: F401 - sets BFCL_PROJECT_ROOT before bfcl-eval loads
+from harness.recording_server import Api, Reply, ReplyCall
 from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
 
 Call = str | tuple[str, str]
@@ -380,3 +382,79 @@ def official_run(entry_id: str, turns: Turns) -> OfficialResult:
 
 def official_verdict(entry_id: str, turns: Turns) -> bool:
     return official_run(entry_id, turns).valid
+
+
+# -- a scripted model behind an OpenAI-compatible server (harness.recording_server) ------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _conversation(api: Api, body: Mapping[str, Any]) -> tuple[list[str], int]:
+    """(user message texts, tool calls made since the last user message)."""
+    items = list((body.get("messages") if api == "chat" else body.get("input")) or [])
+    users = [i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"]
+    after = items[users[-1] + 1:] if users else items
+    if api == "chat":
+        calls = sum(len(m.get("tool_calls") or []) for m in after
+                    if isinstance(m, dict) and m.get("role") == "assistant")
+    else:
+        calls = sum(1 for m in after if isinstance(m, dict) and m.get("type") == "function_call")
+    return [_text(items[i].get("content")) for i in users], calls
+
+
+@dataclass
+class Script:
+    entry_id: str
+    turns: Turns
+    #: user messages the harness sends per turn (a held-out turn: the reveal message)
+    users_per_turn: list[int]
+
+
+class Scripted:
+    """Answers a request with the scripted step its conversation is at."""
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, Script] = {}
+
+    def add(self, script: Script, key: str) -> None:
+        assert key not in self.scripts, f"two scripted entries start with {key[:60]!r}"
+        self.scripts[key] = script
+
+    def script_for(self, api: Api, body: Mapping[str, Any]) -> Script:
+        users, _ = _conversation(api, body)
+        return self.scripts[users[0]]
+
+    def __call__(self, api: Api, body: Mapping[str, Any]) -> Reply:
+        script = self.script_for(api, body)
+        users, calls = _conversation(api, body)
+        seen, turn = 0, -1
+        for turn, n in enumerate(script.users_per_turn):  # noqa: B007
+            seen += n
+            if seen >= len(users):
+                break
+        assert seen == len(users), (script.entry_id, len(users))
+        steps = script.turns[turn] if turn < len(script.turns) else []
+        done = 0
+        for step in steps:
+            if done == calls:
+                return Reply(tool_calls=[ReplyCall(name=n, arguments=a)
+                                         for n, a in (_bind(c, []) for c in step)])
+            done += len(step)
+        assert done == calls, (script.entry_id, turn, calls)
+        return Reply(content=FINAL_TEXT)
+
+
+def first_user_text(entry_id: str) -> str:
+    entry, _ = entry_and_gt(entry_id)
+    return next(m["content"] for m in entry["question"][0] if m["role"] == "user")
+
+
+def users_per_turn(entry_id: str) -> list[int]:
+    entry, _ = entry_and_gt(entry_id)
+    return [max(1, sum(1 for m in t if m["role"] == "user")) for t in entry["question"]]

@@ -320,3 +320,26 @@ def test_replay_without_record_fails_with_clear_message(tmp_path: Path) -> None:
     sample = (log.samples or [])[0]
     assert sample.error is not None and "no record for sample id 'multi_turn_base_0'" in (
         sample.error.message)
+
+
+# -- task options -------------------------------------------------------------------------
+
+
+def test_official_category_names_select_the_same_entries() -> None:
+    """bfcl-eval's names (`multi_turn_base`, the `multi_turn` collection of
+    TEST_COLLECTION_MAPPING) are accepted beside the short ones."""
+    from bfcl_eval.constants.category_mapping import TEST_COLLECTION_MAPPING
+
+    from harness.task_options import TaskOptionError
+    from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
+
+    official = TEST_COLLECTION_MAPPING["multi_turn"]
+    assert [s.id for s in bfcl_multiturn(category=",".join(official)).dataset] == [
+        s.id for s in bfcl_multiturn().dataset]
+    assert [s.id for s in bfcl_multiturn(category="multi_turn").dataset] == [
+        s.id for s in bfcl_multiturn(category="all").dataset]
+    task = bfcl_multiturn(category="multi_turn_miss_param")
+    assert task.metadata is not None and task.metadata["categories"] == ["miss_param"]
+    assert [s.id for s in task.dataset] == ids("miss_param")
+    with pytest.raises(TaskOptionError, match="unknown BFCL multi-turn category"):
+        bfcl_multiturn(category="multi_turn_nope")
