@@ -31,6 +31,8 @@ def calculate_expression(expression: str) -> str:
     Only a runaway integer power is cut short, where eval would hang."""
     if not all(char in CALCULATOR_CHARS for char in expression):
         raise ToolError("Invalid characters in expression")
+    if not isinstance(expression, str):  # a list of such characters reaches eval
+        raise ToolError("eval() arg 1 must be a string, bytes or code object")
     try:
         # eval strips leading blanks before compiling; "<string>" is eval's file name
         tree = ast.parse(expression.lstrip(" "), filename="<string>", mode="eval")

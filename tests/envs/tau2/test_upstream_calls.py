@@ -185,6 +185,12 @@ def test_numbers_as_strings_fail_where_upstream_fails(airline: Tau2World) -> Non
                 gb_amount="2") == "Error: '<=' not supported between instances of 'str' and 'int'"
 
 
+def test_calculate_takes_what_its_whitelist_lets_through(airline: Tau2World) -> None:
+    assert text(airline, "calculate", expression=5) == "Error: 'int' object is not iterable"
+    assert text(airline, "calculate", expression=["1", "+", "1"]) == \
+        "Error: eval() arg 1 must be a string, bytes or code object"
+
+
 def test_ill_typed_ids_are_looked_up_as_given(airline: Tau2World) -> None:
     assert text(airline, "get_user_details", user_id=9265) == "Error: User 9265 not found"
     assert text(airline, "get_user_details", user_id=["mohamed_silva_9265"]) == \
