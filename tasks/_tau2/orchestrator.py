@@ -195,13 +195,17 @@ def sampling(model: Model, epoch: int, temperature: float = TEMPERATURE,
     """Temperature and seed for one role's requests. What the user set wins: the role's
     own config (`--model-role user='{model: ..., temperature: ...}'`), then Inspect's
     `--temperature` / `--seed`, then `-T temperature` / `-T seed` (upstream's `--seed`:
-    derived per trial), then upstream's defaults."""
+    derived per trial), then upstream's defaults. `--max-tokens` likewise reaches both
+    roles (none by default, as upstream): Inspect applies it to the main model only, and a
+    user role on its own local model would otherwise run to the provider's default
+    (2,048 tokens a turn for `hf/`)."""
     cli = active_generate_config()
     own = model.config
     return GenerateConfig(
         temperature=next(t for t in (own.temperature, cli.temperature, temperature)
                          if t is not None),
-        seed=next(s for s in (own.seed, cli.seed, trial_seed(seed, epoch)) if s is not None))
+        seed=next(s for s in (own.seed, cli.seed, trial_seed(seed, epoch)) if s is not None),
+        max_tokens=own.max_tokens if own.max_tokens is not None else cli.max_tokens)
 
 
 def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
