@@ -14,8 +14,10 @@ small and lives in `Rules` and in the choice of user:
 * no user — the agent works alone and must end with its stop tool (τ² solo).
 
 `Rules` hold a benchmark's policies: how raw tool calls are decoded, per-turn and
-per-episode step limits, the error limit, an opening greeting, the stop tool, and how a
-call that could not be decoded is answered.
+per-episode step limits (and whether they wait for the environment), the error limit, an
+opening greeting (and whether the agent's own history holds it), the stop tool, stop
+tokens from the agent, whether a stop token beside a tool call stops, what a message
+with neither text nor calls does, and how a call that could not be decoded is answered.
 
 Progress is written to the sample's store (`EpisodeProgress`, a typed `StoreModel`)
 after every step, with the canonical `Message` record of everything said and every
@@ -30,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from inspect_ai.event import ToolEvent
@@ -43,7 +45,7 @@ from inspect_ai.model import (
     GenerateConfig,
     Model,
 )
-from inspect_ai.tool import ToolCallError, ToolInfo
+from inspect_ai.tool import ToolCallError, ToolChoice, ToolInfo
 from inspect_ai.util import LimitExceededError, StoreModel, store_as
 from pydantic import BaseModel, Field
 
@@ -135,16 +137,32 @@ class Rules:
     #: executed tool steps per user turn; reaching it ends the turn, or the episode
     turn_step_limit: int | None = None
     end_episode_at_turn_step_limit: bool = False
-    #: hops in the whole episode (checked when nobody waits on the environment)
+    #: hops in the whole episode
     max_steps: int | None = None
     #: failed tool calls in the whole episode
     max_errors: int | None = None
+    #: check the two limits only when nobody waits on the environment (τ² v1.0); False:
+    #: after every step, a pending tool call included (τ² v0.2.0)
+    limits_wait_for_env: bool = True
     #: the agent's fixed first message (τ²), sent without a model call
     greeting: str | None = None
+    #: whether the agent's requests include its greeting; τ² v0.2.0's agent never sees
+    #: it (its first request is [system, user]). The record and the agent's history (the
+    #: sample's messages, in the log) hold it either way
+    greeting_in_agent_requests: bool = True
     #: a tool whose call ends the episode as AGENT_STOP (never executed)
     stop_tool: str | None = None
-    #: generation config for the agent's calls (None: the task's)
-    agent_config: GenerateConfig | None = None
+    #: tokens whose appearance in an agent's text ends the episode as AGENT_STOP
+    agent_stop_tokens: tuple[str, ...] = ()
+    #: whether a message carrying a stop token *and* tool calls stops; τ² v0.2.0: no,
+    #: the calls run and the speaker is asked again (`is_stop` is false for calls)
+    stop_token_with_calls: bool = False
+    #: a generated message with neither text nor tool calls is regenerated up to
+    #: `empty_retries` times; then "forward" sends it on as empty text, "end" ends the
+    #: episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's message validation fails the
+    #: simulation there), with the reason in `EpisodeProgress.detail`
+    empty_retries: int = 0
+    empty_message: Literal["forward", "end"] = "forward"
 
 
 @dataclass
@@ -160,6 +178,8 @@ class Side:
     history: list[ChatMessage]
     tools: list[ToolInfo] = field(default_factory=list)
     config: GenerateConfig | None = None
+    #: Inspect's tool choice for this side's requests (None: its default, "auto")
+    tool_choice: ToolChoice | None = None
     #: messages generated since the other side last spoke (the turn's step index)
     step: int = 0
 
@@ -199,6 +219,8 @@ class Episode:
         self.from_role: str = "user"
         self.to_role: str = "assistant" if user is None else "user"
         self.pending: list[Invocation] = []
+        #: a message in the agent's history its requests leave out (its greeting)
+        self.unsent: ChatMessage | None = None
         for side in self._sides():
             if side.model is not None:
                 raw_arguments.install(side.model)
@@ -269,8 +291,17 @@ class Episode:
 
     def _greet(self, text: str) -> None:
         self._record(Message(role="assistant", content=text))
-        self.agent.history.append(ChatMessageAssistant(content=text))
+        greeting = ChatMessageAssistant(content=text)
+        self.agent.history.append(greeting)
+        if not self.rules.greeting_in_agent_requests:
+            self.unsent = greeting
         self._deliver_text("assistant", text)
+
+    def _request(self, side: Side) -> list[ChatMessage]:
+        """The history a side's model is sent (the agent's without an unsent greeting)."""
+        if side is self.agent and self.unsent is not None:
+            return [m for m in side.history if m is not self.unsent]
+        return side.history
 
     async def _step(self) -> None:
         if self.to_role == "env":
@@ -306,11 +337,25 @@ class Episode:
         assert side.model is not None
         position = Position(role=role, turn=self.turn, step=side.step)
         publish(position, self.gold.next(position) if self.gold is not None else None)
-        with raw_arguments.capture() as raw:
-            output = await side.model.generate(side.history, tools=side.tools,
-                                               config=side.config or GenerateConfig())
+        attempts = 0
+        while True:
+            attempts += 1
+            with raw_arguments.capture() as raw:
+                output = await side.model.generate(self._request(side), tools=side.tools,
+                                                   tool_choice=side.tool_choice,
+                                                   config=side.config or GenerateConfig())
+            empty = not (output.message.text.strip() or output.message.tool_calls)
+            if not empty or attempts > self.rules.empty_retries:
+                break
         side.step += 1
         message = output.message
+        if empty and self.rules.empty_message == "end":
+            self._record(message_record(message, role, raw))
+            self.progress.detail = (f"empty {role} message: neither text nor tool calls "
+                                    f"({attempts} attempt(s))")
+            self._end(Termination.AGENT_ERROR if role == "assistant"
+                      else Termination.USER_ERROR)
+            return
         record = message_record(message, role, raw,
                                 lambda name: self.backend.requestor(role, name))
         invocations = self.rules.decode(record) if record.tool_calls else None
@@ -322,9 +367,13 @@ class Episode:
                     call.parse_error = decoded[call.id].parse_error
         self._record(record)
         side.history.append(message)
-        if role == "user" and isinstance(self.user, SimulatedUser) and any(
+        stoppable = self.rules.stop_token_with_calls or not message.tool_calls
+        if stoppable and role == "user" and isinstance(self.user, SimulatedUser) and any(
                 token in message.text for token in self.user.stop_tokens):
             self._end(Termination.USER_STOP)
+        if stoppable and role == "assistant" and any(
+                token in message.text for token in self.rules.agent_stop_tokens):
+            self._end(Termination.AGENT_STOP)
         if invocations:
             self.from_role, self.to_role, self.pending = role, "env", invocations
         else:
@@ -379,7 +428,7 @@ class Episode:
             self.from_role, self.to_role = "assistant", "user"
 
     def _check_limits(self) -> None:
-        if self.to_role == "env":
+        if self.to_role == "env" and self.rules.limits_wait_for_env:
             return
         if self.rules.max_steps is not None and self.steps >= self.rules.max_steps:
             self._end(Termination.MAX_STEPS)

@@ -237,7 +237,8 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
     history = history if history is not None else []
     history.append(ChatMessageSystem(content=agent_system_prompt(domain, task, mode, solo)))
     agent_side = Side(role="assistant", model=agent, history=history,
-                      tools=backend.tools("assistant"), config=agent_config)
+                      tools=backend.tools("assistant"), config=agent_config,
+                      tool_choice="any" if solo else None)  # solo: upstream's "required"
     simulated = None if solo else SimulatedUser(
         Side(role="user", model=user,
              history=[ChatMessageSystem(content=user_system_prompt(task, bool(user_tools)))],

@@ -17,7 +17,10 @@ from harness.metrics import pass_k_metrics
 from harness.trajectory import Message
 from tasks._tau2.evaluator import Judge, evaluate
 
-__all__ = ["model_judge", "tau2_scorer"]
+__all__ = ["SIMULATION_FAILED", "model_judge", "tau2_scorer"]
+
+#: how a live episode ends where upstream v0.2.0's simulation raises instead
+SIMULATION_FAILED = {Termination.AGENT_ERROR, Termination.USER_ERROR}
 
 JUDGE_SYSTEM = (
     "You grade a customer-service conversation against expected outcomes. For each "
@@ -54,12 +57,22 @@ def tau2_scorer(domain: str) -> Scorer:
         # an episode that never saved a reason was cut before its first step
         reason = progress.termination or Termination.LIMIT
         info = await evaluate(task, domain, progress.messages, reason, judge=model_judge())
+        metadata = {**info.model_dump(mode="json"), "steps": progress.steps,
+                    "tool_errors": progress.tool_errors, "detail": progress.detail}
+        if reason in SIMULATION_FAILED:
+            # v0.2.0 raises here (message validation; solo: a turn without a tool call):
+            # the simulation aborts and records no reward. Scored as a failure.
+            metadata["simulation_failed"] = (
+                f"{reason.value}: {progress.detail or 'invalid message'}; the official "
+                "v0.2.0 run aborts this simulation and records no reward; scored 0 (the "
+                "components above are diagnostic)")
+            return Score(value=0.0, explanation=metadata["simulation_failed"],
+                         metadata=metadata)
         return Score(
             value=info.reward,
             explanation=f"reward {info.reward} ({info.termination_reason}); "
             f"breakdown {info.reward_breakdown}",
-            metadata={**info.model_dump(mode="json"), "steps": progress.steps,
-                      "tool_errors": progress.tool_errors, "detail": progress.detail},
+            metadata=metadata,
         )
 
     return score

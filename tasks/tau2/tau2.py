@@ -6,6 +6,13 @@ guidelines and its scenario, and the reward is τ²'s (DB, environment assertion
 actions, communicated info; NL assertions by the `judge` role where the reward basis
 asks). Metrics: pass^k for k = 1..epochs and the average reward. Use `--epochs 4` for
 numbers comparable with the τ² leaderboard.
+
+Options shared by the three tasks: `max_steps` (200, as `tau2 run`); `max_errors`
+(default off: v0.2.0 never counts tool errors; e.g. 10 enforces the limit of later
+releases); `temperature` (0.0) and `seed` (300; trial t's per-request seed is derived as
+upstream's `--seed`) for both the agent and the user — Inspect's `--temperature` /
+`--seed` and a role's own config take precedence. The values sent are in the task's and
+each sample's metadata.
 """
 
 from inspect_ai import Epochs, Task, task
@@ -13,12 +20,13 @@ from inspect_ai import Epochs, Task, task
 from harness import task_options
 from harness.metrics import pass_hat_k
 from tasks._tau2.dataset import load_dataset
-from tasks._tau2.orchestrator import tau2_solver
+from tasks._tau2.orchestrator import SEED, TEMPERATURE, tau2_solver
 from tasks._tau2.scoring import tau2_scorer
 
 
-def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,
-          epochs: int, solo: bool = False) -> Task:
+def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int | None,
+          epochs: int, solo: bool = False, temperature: float = TEMPERATURE,
+          seed: int = SEED) -> Task:
     from envs.tau2 import data
 
     task_options.one_of("split", split, data.load_split(domain))
@@ -33,11 +41,12 @@ def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,
         name=f"tau2_{domain}",
         dataset=load_dataset(domain, split),
         solver=tau2_solver(domain, mode=mode, max_steps=max_steps, max_errors=max_errors,
-                           solo=solo),
+                           solo=solo, temperature=temperature, seed=seed),
         scorer=tau2_scorer(domain),
         epochs=Epochs(epochs, pass_hat_k()),
         metadata={"benchmark": "tau2", "domain": domain, "split": split, "mode": mode,
-                  "solo": solo,
+                  "solo": solo, "max_steps": max_steps, "max_errors": max_errors,
+                  "temperature": temperature, "seed": seed,
                   **data.version_info()},
         version="1",
     )
@@ -45,21 +54,27 @@ def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int,
 
 @task
 def tau2_airline(split: str = "base", mode: str = "default", max_steps: int = 200,
-                 max_errors: int = 10, epochs: int = 1) -> Task:
+                 max_errors: int | None = None, epochs: int = 1,
+                 temperature: float = TEMPERATURE, seed: int = SEED) -> Task:
     """τ² airline (50 tasks)."""
-    return _tau2("airline", split, mode, max_steps, max_errors, epochs)
+    return _tau2("airline", split, mode, max_steps, max_errors, epochs,
+                 temperature=temperature, seed=seed)
 
 
 @task
 def tau2_retail(split: str = "base", mode: str = "default", max_steps: int = 200,
-                max_errors: int = 10, epochs: int = 1) -> Task:
+                max_errors: int | None = None, epochs: int = 1,
+                temperature: float = TEMPERATURE, seed: int = SEED) -> Task:
     """τ² retail (114 tasks)."""
-    return _tau2("retail", split, mode, max_steps, max_errors, epochs)
+    return _tau2("retail", split, mode, max_steps, max_errors, epochs,
+                 temperature=temperature, seed=seed)
 
 
 @task
 def tau2_telecom(split: str = "base", mode: str = "default", max_steps: int = 200,
-                 max_errors: int = 10, epochs: int = 1, solo: bool = False) -> Task:
+                 max_errors: int | None = None, epochs: int = 1, solo: bool = False,
+                 temperature: float = TEMPERATURE, seed: int = SEED) -> Task:
     """τ² telecom (114 base tasks; the user acts on a simulated phone). `solo=true`: no
     user; the agent gets the ticket, both toolkits and a `done` tool."""
-    return _tau2("telecom", split, mode, max_steps, max_errors, epochs, solo)
+    return _tau2("telecom", split, mode, max_steps, max_errors, epochs, solo,
+                 temperature, seed)

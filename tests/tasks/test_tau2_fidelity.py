@@ -1,0 +1,191 @@
+"""τ² conversation rules on the wire, against what the official v0.2.0 CLI sends.
+
+Expected values are from requests the official `tau2 run` (v0.2.0, default options,
+`--seed 300`) sent to a recording OpenAI-compatible server, and from its source:
+`run_tasks` seeds `random` with the run seed and draws `randint(0, 1000000)` once per
+trial (trial 0: 626729, trial 1: 373753); every agent and user request carries
+`temperature: 0.0` and that seed; the agent's first request is [system, user] (its
+greeting is not in its history) while the user's is [system, user: greeting]; tool errors
+are never counted (no TOO_MANY_ERRORS); a user message with a stop token and a tool call
+runs the call and asks the user again; `validate()` fails a message with neither text
+nor tool calls; limits are checked after every step, a pending tool call included.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
+from inspect_ai.tool import ToolCall
+
+from harness.logs import trajectory_of
+from tasks.tau2.tau2 import tau2_airline, tau2_telecom
+from tests.shared_data import needs_tau2
+
+pytestmark = [needs_tau2, pytest.mark.usefixtures("use_tau2_data")]
+
+GREETING = "Hi! How can I help you today?"
+#: upstream's per-request seeds for trials 0 and 1 under `--seed 300` (recorded)
+SEED_TRIAL_0, SEED_TRIAL_1 = 626729, 373753
+TELECOM_TASK = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]"
+
+
+@dataclass
+class Scripted:
+    """A mock model that records each request and answers from a script: entry k is its
+    reply to a request holding k of its own (assistant-role) messages."""
+
+    script: list[str | tuple[str | None, list[tuple[str, dict[str, Any]]]]]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, input: list[Any], tools: list[Any], tool_choice: Any,
+                 config: GenerateConfig) -> ModelOutput:
+        self.requests.append({"roles": [m.role for m in input], "texts": [m.text for m in input],
+                              "temperature": config.temperature, "seed": config.seed})
+        own = sum(m.role == "assistant" for m in input)
+        entry = self.script[min(own, len(self.script) - 1)]
+        content, calls = (entry, []) if isinstance(entry, str) else entry
+        message = ChatMessageAssistant(
+            content=content or "",
+            tool_calls=[ToolCall(id=f"c{len(input)}_{i}", function=n, arguments=a)
+                        for i, (n, a) in enumerate(calls)] or None)
+        return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
+                           usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+
+    def model(self) -> Any:
+        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+
+
+def run(task: Any, agent: Scripted, user: Scripted, ids: list[str], log_dir: Path,
+        **eval_args: Any) -> EvalLog:
+    patterns = [re.sub(r"([\[\]*?])", r"[\1]", i) for i in ids]
+    (log,) = inspect_eval(task, model=agent.model(), model_roles={"user": user.model()},
+                          sample_id=patterns, log_dir=str(log_dir), display="none",
+                          max_samples=1, **eval_args)
+    assert log.status == "success", log.error
+    return log
+
+
+def only_sample(log: EvalLog) -> EvalSample:
+    (sample,) = log.samples or []
+    return sample
+
+
+def score_of(sample: EvalSample) -> Any:
+    return next(iter((sample.scores or {}).values()))
+
+
+def test_first_requests_sampling_and_greeting_follow_upstream(tmp_path: Path) -> None:
+    agent = Scripted(["Sure, let me help."])
+    user = Scripted(["I want to change my flight.", "###STOP###"])
+    log = run(tau2_airline(epochs=2), agent, user, ["0"], tmp_path)
+    # the agent never sees its greeting; the user sees it as its first (user-role) input
+    assert agent.requests[0]["roles"] == ["system", "user"]
+    assert agent.requests[0]["texts"][1] == "I want to change my flight."
+    assert user.requests[0]["roles"] == ["system", "user"]
+    assert user.requests[0]["texts"][1] == GREETING
+    assert user.requests[1]["roles"] == ["system", "user", "assistant", "user"]
+    # temperature 0.0 and the trial's seed on every request of both roles
+    seeds = sorted({r["seed"] for r in agent.requests + user.requests})
+    assert seeds == sorted([SEED_TRIAL_0, SEED_TRIAL_1])
+    assert {r["temperature"] for r in agent.requests + user.requests} == {0.0}
+    # recorded: task metadata, each sample's sampling; the greeting stays in the log
+    assert log.eval.metadata and log.eval.metadata["seed"] == 300
+    assert log.eval.metadata["temperature"] == 0.0 and log.eval.metadata["max_errors"] is None
+    by_epoch = {s.epoch: s for s in log.samples or []}
+    assert by_epoch[1].metadata["sampling"] == {
+        "assistant": {"temperature": 0.0, "seed": SEED_TRIAL_0},
+        "user": {"temperature": 0.0, "seed": SEED_TRIAL_0}}
+    assert by_epoch[2].metadata["sampling"]["user"]["seed"] == SEED_TRIAL_1
+    assert by_epoch[1].messages[1].text == GREETING
+    assert trajectory_of(by_epoch[1]).messages[0].content == GREETING
+
+
+def test_sampling_options_override_upstream_defaults(tmp_path: Path) -> None:
+    # -T seed / -T temperature: upstream's --seed semantics (derived per trial)
+    agent, user = Scripted(["Hello."]), Scripted(["###STOP###"])
+    run(tau2_airline(seed=7, temperature=0.5), agent, user, ["0"], tmp_path / "t")
+    derived = random.Random(7).randint(0, 1000000)
+    assert {(r["temperature"], r["seed"]) for r in agent.requests + user.requests} == {
+        (0.5, derived)}
+    # Inspect's --temperature / --seed win over the task's defaults, for both roles
+    agent, user = Scripted(["Hello."]), Scripted(["###STOP###"])
+    run(tau2_airline(), agent, user, ["0"], tmp_path / "cli", temperature=0.2, seed=11)
+    assert {(r["temperature"], r["seed"]) for r in agent.requests + user.requests} == {
+        (0.2, 11)}
+
+
+def storm(n: int) -> Scripted:
+    return Scripted([(None, [("get_reservation_details", {"reservation_id": f"ZZZ{i:03d}"})])
+                     for i in range(n)] + ["None of those exist."])
+
+
+def test_an_error_storm_does_not_end_the_conversation(tmp_path: Path) -> None:
+    """12 failing calls: v0.2.0 never counts them; the conversation goes on."""
+    user = Scripted(["Find my reservation.", "###STOP###"])
+    sample = only_sample(run(tau2_airline(), storm(12), user, ["0"], tmp_path / "a"))
+    score = score_of(sample)
+    assert score.metadata["termination_reason"] == "user_stop"
+    assert score.metadata["tool_errors"] == 12
+    # -T max_errors=10 enforces the limit of later releases: ends there, reward 0
+    user = Scripted(["Find my reservation.", "###STOP###"])
+    sample = only_sample(run(tau2_airline(max_errors=10), storm(12), user, ["0"],
+                             tmp_path / "b"))
+    score = score_of(sample)
+    assert score.metadata["termination_reason"] == "too_many_errors" and score.value == 0.0
+    assert score.metadata["tool_errors"] == 10
+
+
+def test_a_stop_token_with_a_tool_call_runs_the_call(tmp_path: Path) -> None:
+    agent = Scripted(["Please turn airplane mode off.", "Is it working now?"])
+    user = Scripted(["My data does not work.",
+                     ("###STOP###", [("toggle_airplane_mode", {})]),
+                     "Done, I toggled it.", "###STOP###"])
+    sample = only_sample(run(tau2_telecom(), agent, user, [TELECOM_TASK], tmp_path))
+    record = trajectory_of(sample).messages
+    tool = [m for m in record if m.role == "tool"]
+    assert len(tool) == 1 and tool[0].requestor == "user" and not tool[0].error
+    # asked again after the call, with the result; then the plain stop ends the run
+    assert user.requests[2]["roles"][-2:] == ["assistant", "tool"]
+    assert score_of(sample).metadata["termination_reason"] == "user_stop"
+    assert record[-1].content == "###STOP###"
+
+
+@pytest.mark.parametrize("side", ["assistant", "user"])
+def test_an_empty_message_fails_the_simulation(side: str, tmp_path: Path) -> None:
+    """v0.2.0's `validate()` raises: the simulation aborts and has no reward. Here the
+    episode ends as agent_error / user_error and scores 0, saying so in the metadata."""
+    agent = Scripted([""] if side == "assistant" else ["How can I help?"])
+    user = Scripted(["Hello.", "###STOP###"] if side == "assistant" else [""])
+    sample = only_sample(run(tau2_airline(), agent, user, ["0"], tmp_path))
+    score = score_of(sample)
+    reason = "agent_error" if side == "assistant" else "user_error"
+    assert score.value == 0.0 and score.metadata["termination_reason"] == reason
+    assert "records no reward" in score.metadata["simulation_failed"]
+    assert f"empty {side} message" in score.metadata["detail"]
+    assert len(agent.requests) == (1 if side == "assistant" else 0)
+
+
+def test_max_steps_is_checked_with_a_call_pending(tmp_path: Path) -> None:
+    """Step 1 the user speaks, step 2 the agent calls a tool: at max_steps=2 v0.2.0 stops
+    before the environment runs it."""
+    agent = Scripted([(None, [("get_user_details", {"user_id": "mia_li_3668"})])])
+    user = Scripted(["Look me up."])
+    sample = only_sample(run(tau2_airline(max_steps=2), agent, user, ["0"], tmp_path))
+    score = score_of(sample)
+    assert score.metadata["termination_reason"] == "max_steps" and score.value == 0.0
+    assert not [m for m in trajectory_of(sample).messages if m.role == "tool"]
