@@ -231,6 +231,7 @@ class FlightDB(BaseModel):
 class Airline(Tau2Environment):
     """The airline customer-service agent's toolkit over the release database."""
 
+    toolkit = "airline"
     toolkit_class = "AirlineTools"
     name = "tau2/airline"
     description = ("Airline customer service: look up users, reservations and flights; book, "

@@ -22,7 +22,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from envs.base import Environment, ToolError, ToolResult
+from envs.base import Environment, ToolError, ToolResult, ToolSpec
+from envs.tau2.tool_objects import official_tools
 
 __all__ = ["Tau2Environment", "as_models", "binding_error", "tau2_text"]
 
@@ -31,8 +32,26 @@ class Tau2Environment(Environment):
     """A τ² toolkit; `requestor` says whose tools these are (agent or user side)."""
 
     requestor: ClassVar[Literal["assistant", "user"]] = "assistant"
+    #: the release's name for this toolkit (`airline`, ..., `telecom_user`): its tools
+    toolkit: ClassVar[str]
     #: upstream's toolkit class (`AirlineTools`, ...): the qualifier of its Python errors
     toolkit_class: ClassVar[str]
+
+    @classmethod
+    def tool_specs(cls) -> list[ToolSpec]:
+        """The release's own tool objects (`envs.tau2.tool_objects`), in its order: what
+        a model is shown is the benchmark's text, never our docstrings. `write` (whether
+        a call runs atomically) is ours."""
+        ours = {name: bound.spec for name, bound in cls._tools.items()}
+        functions = [o["function"] for o in official_tools(cls.toolkit)]
+        offered = [f["name"] for f in functions]
+        if set(offered) != set(ours):
+            raise ValueError(f"{cls.__name__}: the release's {cls.toolkit} tools "
+                             f"{sorted(set(offered) - set(ours))} are not implemented, "
+                             f"{sorted(set(ours) - set(offered))} are not the release's")
+        return [ToolSpec(name=f["name"], description=f["description"],
+                         parameters=f["parameters"], write=ours[f["name"]].write)
+                for f in functions]
     strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
 
     def _parse(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -150,6 +150,7 @@ class RetailDB(BaseModel):
 class Retail(Tau2Environment):
     """The retail customer-service agent's toolkit over the release database."""
 
+    toolkit = "retail"
     toolkit_class = "RetailTools"
     name = "tau2/retail"
     description = ("Online store customer service: identify users, look up orders and "

@@ -207,6 +207,7 @@ def _first_of_next_month(day: dt.date) -> dt.date:
 class TelecomAgent(Tau2Environment):
     """The carrier's customer-service agent: account lookups and line/billing actions."""
 
+    toolkit = "telecom"
     toolkit_class = "TelecomTools"
     name = "tau2/telecom"
     description = ("Mobile carrier customer service: look up customers, lines, plans, "

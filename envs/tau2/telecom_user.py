@@ -264,6 +264,7 @@ def _granted(permissions: AppPermissions) -> list[str]:
 class TelecomUser(Tau2Environment):
     """The phone in the user's hand: what the user simulator can check and change."""
 
+    toolkit = "telecom_user"
     toolkit_class = "TelecomUserTools"
     name = "tau2/telecom_user"
     description = ("A customer's simulated mobile phone: status bar, network, SIM, mobile "

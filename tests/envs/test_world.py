@@ -52,6 +52,6 @@ def test_tau2_world_and_registry() -> None:
     assert isinstance(world, World) and world.owned_by(USER) == ["telecom_user"]
     assert world.execute("user", "check_status_bar", {}).ok
     assert not world.execute("assistant", "check_status_bar", {}).ok
-    assert Tau2World("airline").execute("user", "x", {}).error == "Tool 'x' not found."
+    assert Tau2World("airline").execute("user", "x", {}).error == "User tools not available"
     env = registry.create("tau2/airline")
     assert {"book_reservation", "get_user_details"} <= {s.name for s in env.tools()}

@@ -108,3 +108,16 @@ def test_constructs_outside_the_known_set_are_refused(tmp_path: Path) -> None:
                       "    def f(self, x: os.PathLike) -> str:\n        return ''\n")
     with pytest.raises(ValueError, match="unsupported construct"):
         tool_objects.derive_tool_objects("airline", SourceTree(tmp_path, download=False))
+
+
+@pytest.mark.parametrize("toolkit", list(TOOLKITS))
+def test_environment_specs_are_the_official_objects(toolkit: str, tau2_data_dir: Path) -> None:
+    """Every path that shows a τ² tool (the τ² task, `envfactory env serve`) reads the
+    environment's specs: they are the release's objects, in its order."""
+    from envs import registry
+
+    official_tools.cache_clear()
+    env = registry.create(f"tau2/{toolkit}")
+    assert [{"type": "function", "function": {"name": s.name, "description": s.description,
+                                              "parameters": s.parameters}}
+            for s in env.tools()] == recorded(tau2_data_dir, toolkit)
