@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 __all__ = ["BankLedger", "BankLedgerState"]
 
@@ -38,7 +38,7 @@ class Customer(BaseModel):
     email: str
     phone: str
     kyc_status: Literal["verified", "pending"] = "verified"
-    member_since: str
+    member_since: Day
 
 
 class Account(BaseModel):
@@ -50,13 +50,13 @@ class Account(BaseModel):
     overdraft_limit_cents: int = 0
     status: Literal["active", "frozen"] = "active"
     freeze_reason: str = ""
-    opened_on: str
+    opened_on: Day
 
 
 class Transaction(BaseModel):
     id: str
     account_id: str
-    posted_at: str
+    posted_at: Timestamp
     #: signed: credits positive, debits negative
     amount_cents: int
     description: str
@@ -83,9 +83,9 @@ class Transfer(BaseModel):
     amount_cents: int
     memo: str = ""
     status: Literal["completed", "scheduled", "cancelled"]
-    created_at: str
+    created_at: Timestamp
     #: the day the money moves (or moved)
-    execute_on: str
+    execute_on: Day
 
 
 class BankLedgerState(BaseModel):

@@ -70,8 +70,8 @@ class Event(BaseModel):
     calendar_id: str
     title: str
     #: first occurrence, "YYYY-MM-DDTHH:MM"
-    start: str
-    end: str
+    start: Timestamp
+    end: Timestamp
     organizer_id: str
     attendees: list[Attendee] = Field(default_factory=list)
     room_id: str | None = None

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 AppointmentStatus = Literal["scheduled", "checked_in", "completed", "cancelled", "no_show"]
 ReferralStatus = Literal["open", "used", "expired"]
@@ -44,7 +44,7 @@ class Doctor(BaseModel):
 class Patient(BaseModel):
     id: str
     name: str
-    date_of_birth: str
+    date_of_birth: Day
     phone: str
     email: str
     insurance: str
@@ -54,7 +54,7 @@ class Patient(BaseModel):
 class Slot(BaseModel):
     id: str
     doctor_id: str
-    start: str
+    start: Timestamp
     duration_min: int
     status: Literal["available", "booked"]
 
@@ -64,11 +64,11 @@ class Appointment(BaseModel):
     patient_id: str
     doctor_id: str
     slot_id: str
-    start: str
+    start: Timestamp
     reason: str
     status: AppointmentStatus
     referral_id: str | None = None
-    created_at: str
+    created_at: Timestamp
     cancel_reason: str | None = None
     late_cancellation: bool = False
 
@@ -80,8 +80,8 @@ class Referral(BaseModel):
     specialty: str
     reason: str
     status: ReferralStatus
-    issued_on: str
-    expires_on: str
+    issued_on: Day
+    expires_on: Day
 
 
 class VisitNote(BaseModel):
@@ -89,7 +89,7 @@ class VisitNote(BaseModel):
     appointment_id: str
     author_id: str
     text: str
-    created_at: str
+    created_at: Timestamp
 
 
 class ClinicState(BaseModel):

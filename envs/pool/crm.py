@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 Stage = Literal["lead", "qualified", "proposal", "negotiation", "closed_won", "closed_lost"]
 ActivityKind = Literal["call", "email", "meeting", "note"]
@@ -65,9 +65,9 @@ class Deal(BaseModel):
     amount: int = Field(description="expected value in whole US dollars")
     stage: Stage
     owner: str
-    expected_close: str = Field(description="YYYY-MM-DD")
-    created_at: str
-    closed_at: str | None = None
+    expected_close: Day = Field(description="YYYY-MM-DD")
+    created_at: Timestamp
+    closed_at: Timestamp | None = None
     lost_reason: str | None = None
 
 
@@ -78,7 +78,7 @@ class Activity(BaseModel):
     kind: ActivityKind
     summary: str
     owner: str
-    at: str
+    at: Timestamp
 
 
 class Product(BaseModel):
@@ -102,8 +102,8 @@ class Quote(BaseModel):
     subtotal: int
     total: int
     status: QuoteStatus
-    created_at: str
-    valid_until: str
+    created_at: Timestamp
+    valid_until: Day
 
 
 class CrmState(BaseModel):

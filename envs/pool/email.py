@@ -62,7 +62,7 @@ class Message(BaseModel):
     subject: str
     body: str
     #: when it was received or sent ("YYYY-MM-DDTHH:MM"); drafts: when last saved
-    date: str
+    date: Timestamp
     read: bool = True
     labels: list[str] = Field(default_factory=list)
     #: id of the first message of the conversation

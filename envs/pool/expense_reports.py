@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 __all__ = ["ExpenseReports", "ExpenseReportsState"]
 
@@ -48,7 +48,7 @@ class Employee(BaseModel):
 class ExpenseItem(BaseModel):
     id: str
     employee_id: str
-    date: str
+    date: Day
     category: Category
     merchant: str
     amount: float
@@ -63,12 +63,12 @@ class ExpenseReport(BaseModel):
     title: str
     status: ReportStatus = "draft"
     item_ids: list[str] = Field(default_factory=list)
-    created_at: str
+    created_at: Timestamp
     approver_id: str | None = None
-    submitted_at: str | None = None
-    decided_at: str | None = None
+    submitted_at: Timestamp | None = None
+    decided_at: Timestamp | None = None
     decision_note: str | None = None
-    reimbursed_at: str | None = None
+    reimbursed_at: Timestamp | None = None
     reimbursed_by: str | None = None
 
 

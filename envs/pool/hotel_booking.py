@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 __all__ = ["HotelBooking", "HotelBookingState"]
 
@@ -69,8 +69,8 @@ class Reservation(BaseModel):
     guest_id: str
     hotel_id: str
     room_type: str
-    check_in: str
-    check_out: str
+    check_in: Day
+    check_out: Day
     guests: int
     rate_plan: RatePlan
     nightly_prices: list[float]
@@ -82,7 +82,7 @@ class Reservation(BaseModel):
     special_requests: str = ""
     cancellation_fee: float | None = None
     points_earned: int = 0
-    created_at: str
+    created_at: Timestamp
 
 
 class HotelBookingState(BaseModel):

@@ -63,8 +63,8 @@ class Issue(BaseModel):
     assignee: str | None = None
     labels: list[str] = Field(default_factory=list)
     resolution: str | None = None
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class Comment(BaseModel):
@@ -72,7 +72,7 @@ class Comment(BaseModel):
     issue_key: str
     author: str
     body: str
-    created_at: str
+    created_at: Timestamp
 
 
 class IssueTrackerState(BaseModel):

@@ -40,7 +40,7 @@ class Package(BaseModel):
     description: str
     license: License
     keywords: list[str] = Field(default_factory=list)
-    created_at: str
+    created_at: Timestamp
     #: username -> role; every package has at least one owner
     maintainers: dict[str, Role]
     #: deprecation message shown to installers; empty when not deprecated
@@ -51,7 +51,7 @@ class Package(BaseModel):
 class Version(BaseModel):
     package: str
     version: str
-    published_at: str
+    published_at: Timestamp
     published_by: str
     #: requirements as "name@range", ranges "^1.2.0", "~1.2.0", ">=1.0.0", "1.2.3" or "*"
     #: (the same form publish_version takes, so a release's list can be reused as is)
@@ -67,7 +67,7 @@ class Version(BaseModel):
 
 class AuditEntry(BaseModel):
     id: str
-    at: str
+    at: Timestamp
     actor: str
     action: str
     package: str

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Day, Timestamp
 
 __all__ = ["Pharmacy", "PharmacyState"]
 
@@ -36,7 +36,7 @@ class InsurancePlan(BaseModel):
 class Patient(BaseModel):
     id: str
     name: str
-    date_of_birth: str
+    date_of_birth: Day
     phone: str
     allergies: list[str] = Field(default_factory=list)
     insurance_plan_id: str | None = None
@@ -62,8 +62,8 @@ class Prescription(BaseModel):
     quantity: int
     days_supply: int
     refills_remaining: int
-    written_on: str
-    expires_on: str
+    written_on: Day
+    expires_on: Day
     status: Literal["active", "on_hold", "cancelled"] = "active"
 
 
@@ -72,7 +72,7 @@ class Fill(BaseModel):
     prescription_id: str
     quantity: int
     copay: float
-    filled_on: str
+    filled_on: Day
     #: whether this fill used up one of the prescription's refills (the first fill does not)
     was_refill: bool
     status: Literal["ready", "picked_up", "cancelled"] = "ready"

@@ -109,8 +109,8 @@ class Ride(BaseModel):
     dropoff_place_id: str
     vehicle_class: VehicleClass
     status: RideStatus
-    requested_at: str
-    completed_at: str | None = None
+    requested_at: Timestamp
+    completed_at: Timestamp | None = None
     distance_km: float
     fare_estimate: float
     final_fare: float | None = None

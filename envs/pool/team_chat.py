@@ -60,7 +60,7 @@ class Message(BaseModel):
     channel_id: str
     author_id: str
     text: str
-    ts: str
+    ts: Timestamp
     thread_id: str | None = Field(default=None, description="parent message of a reply")
     reactions: dict[str, list[str]] = Field(default_factory=dict, description="emoji -> users")
     edited: bool = False

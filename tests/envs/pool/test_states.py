@@ -55,3 +55,17 @@ def test_unknown_and_ill_typed_fields_are_refused(kind: type[Environment]) -> No
     nested = {**snapshot, collection: {**snapshot[collection],
                                        key: {**snapshot[collection][key], "colour": "red"}}}
     refused(env, nested, f"unknown field '{collection}.{key}.colour'")
+
+
+@pytest.mark.parametrize(("env", "collection", "key", "field", "value"), [
+    ("bank_ledger", "accounts", "AC1001", "opened_on", "2026-02-30"),
+    ("bank_ledger", "accounts", "AC1001", "opened_on", "2026-03-09T09:00"),
+    ("calendar", "events", None, "start", "tomorrow 9am"),
+])
+def test_dates_and_moments_in_records_are_checked(env: str, collection: str, key: str | None,
+                                                   field: str, value: str) -> None:
+    instance = pool_classes()[env]()
+    snapshot = json.loads(json.dumps(instance.snapshot()))
+    key = key or next(iter(snapshot[collection]))
+    snapshot[collection][key][field] = value
+    refused(instance, snapshot, f"field '{collection}.{key}.{field}'")
