@@ -163,6 +163,10 @@ class Rules:
     #: simulation there), with the reason in `EpisodeProgress.detail`
     empty_retries: int = 0
     empty_message: Literal["forward", "end"] = "forward"
+    #: a call whose arguments could not be decoded is refused (answered by `refuse`),
+    #: or, with "end", ends the episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's
+    #: `json.loads` of the arguments raises there and the simulation fails)
+    undecodable_call: Literal["refuse", "end"] = "refuse"
 
 
 @dataclass
@@ -367,6 +371,13 @@ class Episode:
                     call.parse_error = decoded[call.id].parse_error
         self._record(record)
         side.history.append(message)
+        bad = next((i for i in invocations or [] if i.parse_error is not None), None)
+        if bad is not None and self.rules.undecodable_call == "end":
+            self.progress.detail = (f"undecodable arguments of {role} tool call {bad.name!r}: "
+                                    f"{bad.parse_error}")
+            self._end(Termination.AGENT_ERROR if role == "assistant"
+                      else Termination.USER_ERROR)
+            return
         stoppable = self.rules.stop_token_with_calls or not message.tool_calls
         if stoppable and role == "user" and isinstance(self.user, SimulatedUser) and any(
                 token in message.text for token in self.user.stop_tokens):

@@ -24,6 +24,7 @@ and `OraclePlan`, the gold policy `envfactory/oracle` plays.
 
 from __future__ import annotations
 
+import json
 import random
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Model, get_model
@@ -35,10 +36,10 @@ from envs.tau2 import data
 from envs.tau2.base import tau2_text
 from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
-from harness.episode import Episode, Rules, Side, SimulatedUser
+from harness.episode import Episode, Invocation, Rules, Side, SimulatedUser
 from harness.gold import GoldCall, GoldMessage, Position
 from harness.tool_backends import RequestorBackend, tau2_tools
-from harness.trajectory import Role
+from harness.trajectory import Message, Role
 
 __all__ = ["OraclePlan", "agent_system_prompt", "episode", "sampling", "tau2_solver",
            "trial_seed"]
@@ -183,6 +184,25 @@ def _done_tool() -> ToolInfo:
                     description="Call this function when you are done with the task.")
 
 
+def json_decode(message: Message) -> list[Invocation]:
+    """Upstream's decoding: `json.loads` of each call's raw arguments string, which must
+    give an object (`ToolCall.arguments` is a dict); anything else is a parse error
+    (Inspect's own parse is more lenient: it falls back to YAML)."""
+    invocations = []
+    for call in message.tool_calls or []:
+        error = call.parse_error
+        if error is None and call.raw_arguments is not None:
+            try:
+                if not isinstance(json.loads(call.raw_arguments), dict):
+                    error = "tool call arguments are not a JSON object"
+            except ValueError as e:
+                error = str(e)
+        invocations.append(Invocation(id=call.id, name=call.name,
+                                      arguments=call.arguments if error is None else {},
+                                      parse_error=error))
+    return invocations
+
+
 def trial_seed(seed: int, epoch: int) -> int:
     """The per-request seed of trial `epoch - 1`: upstream seeds `random` with the run
     seed and draws one `randint(0, 1000000)` per trial, used by the agent and the user."""
@@ -233,7 +253,7 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
     rules = Rules(max_steps=max_steps, max_errors=max_errors, limits_wait_for_env=False,
                   greeting=None if solo else GREETING, greeting_in_agent_requests=False,
                   stop_tool=STOP_TOOL if solo else None, stop_token_with_calls=False,
-                  empty_message="end")
+                  empty_message="end", decode=json_decode, undecodable_call="end")
     history = history if history is not None else []
     history.append(ChatMessageSystem(content=agent_system_prompt(domain, task, mode, solo)))
     agent_side = Side(role="assistant", model=agent, history=history,

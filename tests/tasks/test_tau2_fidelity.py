@@ -189,3 +189,38 @@ def test_max_steps_is_checked_with_a_call_pending(tmp_path: Path) -> None:
     score = score_of(sample)
     assert score.metadata["termination_reason"] == "max_steps" and score.value == 0.0
     assert not [m for m in trajectory_of(sample).messages if m.role == "tool"]
+
+
+def test_undecodable_arguments_fail_the_simulation(tmp_path: Path) -> None:
+    """Upstream `json.loads` the raw arguments string and raises: the simulation fails."""
+    from harness.trajectory import Message, MessageCall
+    from tasks._tau2.orchestrator import json_decode
+
+    def decoded(raw: str) -> str | None:
+        call = MessageCall(id="1", name="get_user_details", arguments={"user_id": "x"},
+                           raw_arguments=raw, requestor="assistant")
+        return json_decode(Message(role="assistant", tool_calls=[call]))[0].parse_error
+
+    assert decoded('{"user_id": "x"}') is None
+    assert decoded("{user_id: x}") is not None  # YAML, which Inspect's own parse accepts
+    assert decoded('["x"]') is not None and decoded("") is not None
+
+    def respond(input: list[Any], tools: list[Any], tool_choice: Any,
+                config: GenerateConfig) -> ModelOutput:
+        call = ToolCall(id="c1", function="get_user_details", arguments={},
+                        parse_error="Expecting ',' delimiter: line 1 column 26 (char 25)")
+        return ModelOutput(model="mock", choices=[ChatCompletionChoice(
+            message=ChatMessageAssistant(content="", tool_calls=[call]))],
+            usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+
+    user = Scripted(["Look me up.", "###STOP###"])
+    (log,) = inspect_eval(tau2_airline(), model=get_model("mockllm/model",
+                                                          custom_outputs=respond),
+                          model_roles={"user": user.model()}, sample_id=["0"],
+                          log_dir=str(tmp_path), display="none")
+    sample = only_sample(log)
+    assert sample.error is None, sample.error
+    score = score_of(sample)
+    assert score.value == 0.0 and score.metadata["termination_reason"] == "agent_error"
+    assert "undecodable arguments" in score.metadata["detail"]
+    assert not [m for m in trajectory_of(sample).messages if m.role == "tool"]
