@@ -282,11 +282,12 @@ class Airline(Tau2Environment):
         """Available flights on `date`; times are compared as strings, like upstream."""
         found = []
         for flight in self.state.flights.values():
-            instance = flight.dates.get(date)
+            # upstream's order: the date is looked up only for matching airports
             if (
                 (origin is None or flight.origin == origin)
                 and (destination is None or flight.destination == destination)
-                and isinstance(instance, FlightDateStatusAvailable)
+                and date in flight.dates
+                and isinstance(instance := flight.dates[date], FlightDateStatusAvailable)
                 and (leave_after is None or flight.scheduled_departure_time_est >= leave_after)
             ):
                 found.append(DirectFlight(

@@ -380,7 +380,10 @@ class TelecomUser(Tau2Environment):
             technology = (NetworkTechnology.FOUR_G if five_g == SignalStrength.NONE
                           else NetworkTechnology.FIVE_G)
         else:
-            technology = PREFERRED_TECHNOLOGY[preference]
+            # compared with ==, as upstream: anything else (a value stored unconverted)
+            # falls back to 4G
+            technology = next((tech for pref, tech in PREFERRED_TECHNOLOGY.items()
+                               if preference == pref), NetworkTechnology.FOUR_G)
         device.network_connection_status = NetworkStatus.CONNECTED
         device.network_technology_connected = technology
         device.network_signal_strength = where.signal_strength.get(technology,
@@ -475,17 +478,19 @@ class TelecomUser(Tau2Environment):
         Args:
             mode: One of '4g_5g_preferred', '4g_only', '3g_only' or '2g_only'.
         """
+        options = ", ".join(m.value for m in NetworkModePreference)
+        failed = f"Failed to set network mode: '{mode}' is not a valid option. " \
+                 f"Please use one of: {options}"
         try:
             # as upstream: only a string is converted; anything else is stored as given
-            # and fails where its `.value` is read
+            # (and searched with), then fails where its `.value` is read
             preference = NetworkModePreference(mode) if isinstance(mode, str) else mode
         except ValueError:
-            options = ", ".join(m.value for m in NetworkModePreference)
-            return self._with_status_bar(
-                f"Failed to set network mode: '{mode}' is not a valid option. "
-                f"Please use one of: {options}")
+            return self._with_status_bar(failed)
         self.device.network_mode_preference = preference
         self.simulate_network_search()
+        if preference is None:  # upstream reads a None result as failure, after the search
+            return self._with_status_bar(failed)
         return self._with_status_bar(f"Preferred Network Mode set to: {preference.value}")
 
     @tool

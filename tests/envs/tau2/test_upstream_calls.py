@@ -185,6 +185,22 @@ def test_numbers_as_strings_fail_where_upstream_fails(airline: Tau2World) -> Non
                 gb_amount="2") == "Error: '<=' not supported between instances of 'str' and 'int'"
 
 
+def test_unconverted_values_flow_through_as_upstream(airline: Tau2World) -> None:
+    # the date is looked up only for flights between the two airports (none here)
+    assert text(airline, "search_direct_flight", origin="JFK", destination="MCO",
+                date=["2024-05-22"]) == "[]"
+    telecom = Tau2World("telecom")
+    assert text(telecom, "set_network_mode_preference", "user", mode=123) == \
+        "Error: 'int' object has no attribute 'value'"
+    # None is stored and searched with (falling back to 4G), then reported as a failure
+    failed = text(telecom, "set_network_mode_preference", "user", mode=None)
+    assert failed.startswith("Failed to set network mode: 'None' is not a valid option. "
+                             "Please use one of: 4g_5g_preferred, 4g_only, 3g_only, 2g_only"
+                             "\nStatus Bar:")
+    assert telecom.user is not None
+    assert telecom.user.device.network_technology_connected == "4G"
+
+
 def test_calculate_takes_what_its_whitelist_lets_through(airline: Tau2World) -> None:
     assert text(airline, "calculate", expression=5) == "Error: 'int' object is not iterable"
     assert text(airline, "calculate", expression=["1", "+", "1"]) == \
