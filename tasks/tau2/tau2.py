@@ -35,6 +35,9 @@ def _tau2(domain: str, split: str, mode: str, max_steps: int, max_errors: int | 
     if max_errors is not None:
         task_options.integer("max_errors", max_errors, minimum=1)
     task_options.integer("epochs", epochs, minimum=1)
+    task_options.boolean("solo", solo)
+    task_options.number("temperature", temperature, minimum=0.0)
+    task_options.integer("seed", seed, minimum=0)
     if solo and domain != "telecom":
         raise ValueError("solo (no-user) mode exists upstream for telecom only")
     return Task(

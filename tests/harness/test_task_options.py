@@ -86,6 +86,12 @@ def test_tau2_tasks_reject_bad_options_when_built() -> None:
         tau2_telecom(epochs=0)
     with pytest.raises(TaskOptionError, match=r"^-T max_errors=0: use an integer >= 1$"):
         tau2_telecom(max_errors=0)
+    with pytest.raises(TaskOptionError, match=r"^-T temperature=-1: use a number >= 0.0$"):
+        tau2_airline(temperature=-1)
+    with pytest.raises(TaskOptionError, match=r"^-T seed='x': use an integer >= 0$"):
+        tau2_airline(seed="x")
+    with pytest.raises(TaskOptionError, match=r"^-T solo='yes please': use true or false$"):
+        tau2_telecom(solo="yes please")
 
 
 def test_inspect_eval_stops_with_the_one_line_message(tmp_path: Path) -> None:
