@@ -54,6 +54,10 @@ class Tau2Environment(Environment):
                 for f in functions]
     strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
 
+    @classmethod
+    def has_tool(cls, name: str) -> bool:
+        return name in cls._tools
+
     def _parse(self, tool: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as given, once they bind to the tool's signature (upstream calls
         the method with `**arguments` and converts nothing)."""

@@ -87,7 +87,7 @@ class Tau2World(World):
         env = self.env(requestor)
         if env is None:
             return ToolResult(ok=False, error="User tools not available")
-        if name not in {spec.name for spec in env.tools()}:
+        if not env.has_tool(name):
             return ToolResult(ok=False, error=f"Tool '{name}' not found.")
         return self.call(self.owned_by(requestor)[0], name, arguments, requestor=requestor)
 
