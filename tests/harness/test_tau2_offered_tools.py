@@ -6,6 +6,7 @@ carry the same names, order and descriptions with inlined schemas for other prov
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,32 @@ def test_a_toolkit_that_cannot_run_an_offered_tool_is_refused() -> None:
     world = Tau2World("retail")
     with pytest.raises(ValueError, match="the release offers .*book_reservation"):
         tau2_tools("airline", world.agent)
+
+
+@needs_tau2
+def test_a_telecom_conversation_offers_each_role_its_official_tools(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end through `tasks/tau2` and Inspect's `openai/` Chat Completions provider:
+    the agent's requests carry `telecom.json`, the simulated user's `telecom_user.json`."""
+    from inspect_ai import eval as inspect_eval
+
+    from tasks.tau2.tau2 import tau2_telecom
+
+    user_turns = iter(["My phone shows no service.", "###STOP###"])
+
+    def respond(api: Api, body: Mapping[str, Any]) -> Reply:
+        is_user = body["tools"][0]["function"]["name"] == "check_status_bar"
+        return Reply(content=next(user_turns) if is_user else "Let me check that.")
+
+    with RecordingServer(respond) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        model = get_model("openai/gpt-4.1", base_url=server.url,
+                          config=GenerateConfig(max_retries=1))
+        first = tau2_telecom().dataset[0].id
+        (log,) = inspect_eval(tau2_telecom(), model=model, model_roles={"user": model},
+                              sample_id=[re.sub(r"([\[\]*?])", r"[\1]", str(first))],
+                              log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    sent = {json.dumps(r.body["tools"]) for r in server.requests}
+    assert sent == {json.dumps(recorded("telecom")), json.dumps(recorded("telecom_user"))}
+    assert len(server.requests) == 3  # user, agent, user (who stops)
