@@ -224,3 +224,60 @@ def test_undecodable_arguments_fail_the_simulation(tmp_path: Path) -> None:
     assert score.value == 0.0 and score.metadata["termination_reason"] == "agent_error"
     assert "undecodable arguments" in score.metadata["detail"]
     assert not [m for m in trajectory_of(sample).messages if m.role == "tool"]
+
+
+def test_wire_requests_equal_the_recorded_upstream_ones(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    """Stop-with-call in telecom through Inspect's `openai/` provider (chat completions)
+    against a recording server. Expected: the bodies `tau2 run` v0.2.0 sent for the same
+    script (recorded; ids renumbered; upstream's tool calls also carry a non-standard
+    top-level `name`, which servers ignore)."""
+    from harness.recording_server import RecordingServer, Reply, ReplyCall
+
+    task_id = "[mobile_data_issue]airplane_mode_on|bad_network_preference[PERSONA:Hard]"
+    user_script = [Reply(content="Hello, I need some help."),
+                   Reply(content="###STOP###", tool_calls=[ReplyCall(name="toggle_airplane_mode")]),
+                   Reply(content="Done, airplane mode toggled."), Reply(content="###STOP###")]
+    agent_script = [Reply(content="Please turn airplane mode off."),
+                    Reply(content="Is it working now?")]
+
+    def responder(api: str, body: Any) -> Reply:
+        messages = body["messages"]
+        own = sum(m["role"] == "assistant" for m in messages)
+        script = agent_script if messages[0]["content"].startswith("<instructions>") \
+            else user_script
+        return script[min(own, len(script) - 1)]
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with RecordingServer(responder) as server:
+        model = get_model("openai/gpt-4.1", base_url=server.url, responses_api=False,
+                          memoize=False)
+        (log,) = inspect_eval(tau2_telecom(), model=model, model_roles={"user": model},
+                              sample_id=[re.sub(r"([\[\]*?])", r"[\1]", task_id)],
+                              log_dir=str(tmp_path), display="none", max_retries=1)
+    assert log.status == "success", log.error
+    bodies = [r.body for r in server.requests]
+    agent = [b for b in bodies if b["messages"][0]["content"].startswith("<instructions>")]
+    user = [b for b in bodies if b not in agent]
+    for body in bodies:
+        assert (body["temperature"], body["seed"], body["tool_choice"]) == (0.0, SEED_TRIAL_0,
+                                                                            "auto")
+    assert [len(agent[0]["tools"]), len(user[0]["tools"])] == [13, 30]
+    assert agent[0]["messages"][1:] == [{"role": "user", "content": "Hello, I need some help."}]
+    assert agent[1]["messages"][1:] == [
+        {"role": "user", "content": "Hello, I need some help."},
+        {"role": "assistant", "content": "Please turn airplane mode off."},
+        {"role": "user", "content": "Done, airplane mode toggled."}]
+    third = user[2]["messages"][1:]
+    call_id = third[3]["tool_calls"][0]["id"]
+    assert third == [
+        {"role": "user", "content": GREETING},
+        {"role": "assistant", "content": "Hello, I need some help."},
+        {"role": "user", "content": "Please turn airplane mode off."},
+        {"role": "assistant", "content": "###STOP###", "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": call_id,
+         "content": "Airplane Mode is now OFF.\nStatus Bar: \U0001f4f6\u00b9 Poor | 2G | "
+                    "\U0001f4f1 Data Enabled | \U0001f50b 80%"}]
+    assert len(user) == 4 and len(agent) == 2
