@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.tasks.bfcl_helpers import gold_turns, keyword_form
+from tests.tasks.bfcl_helpers import _text, gold_turns, keyword_form
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,3 +56,74 @@ def test_official_handlers_and_our_task_send_the_same_prompts(api: str, tmp_path
     assert report.verdicts_equal == len(CASES), report.verdict_disagreements
     assert set(report.option_differences) <= ALLOWED_OPTIONS[api]
     assert 0 < report.valid < len(CASES)  # a perturbation fails, gold passes
+
+
+SINGLE_TURN = ["simple", "java", "javascript", "multiple", "parallel", "parallel_multiple",
+               "irrelevance", "live_simple", "live_multiple", "live_parallel",
+               "live_parallel_multiple", "live_irrelevance", "live_relevance"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_single_turn_requests_equal_the_official_handlers(api: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """One entry per single-turn category (Java/JavaScript hints, dotted names, system
+    prompts in live data): the official handler's `inference_single_turn_FC` and our
+    task send the same request but for the known request options."""
+    import copy
+    import json
+
+    from inspect_ai import eval as inspect_eval
+    from openai import OpenAI
+
+    from envs.bfcl import package
+    from harness.recording_server import RecordingServer, Reply
+    from tasks.bfcl_singleturn.bfcl_singleturn import bfcl_singleturn
+    from tests.tasks.bfcl_helpers import _official
+
+    module = comparison()
+    entries = {}
+    for category in SINGLE_TURN:
+        rows = package.load_jsonl(package.data_file(category))
+        # the entry with the most tools (dotted names and nested schemas come with them)
+        entries[category] = max(rows[:40], key=lambda e: (len(e["function"]), e["id"]))
+
+    def key(body: dict) -> str:
+        items = body.get("messages") if api == "chat" else body.get("input")
+        return json.dumps([_text(m.get("content")) for m in items or []
+                           if m.get("role") == "user"])
+
+    monkeypatch.setenv("OPENAI_API_KEY", "recording-server")
+    o = _official()
+    from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler
+
+    handler_class = o.OpenAICompletionsHandler if api == "chat" else OpenAIResponsesHandler
+    official: dict[str, dict] = {}
+    with RecordingServer(lambda a, b: Reply(content="Done.")) as server:
+        handler = handler_class(module.OFFICIAL_MODEL, temperature=0.001)
+        handler.client = OpenAI(api_key="recording-server", base_url=server.url,
+                                max_retries=0)
+        for entry in entries.values():
+            handler.inference_single_turn_FC(copy.deepcopy(entry), include_input_log=False)
+    for r in server.requests:
+        official[key(r.body)] = r.body
+    assert len(official) == len(entries)
+
+    with RecordingServer(lambda a, b: Reply(content="Done.")) as server:
+        (log,) = inspect_eval(
+            bfcl_singleturn(category=",".join(SINGLE_TURN)),
+            model=f"openai/{module.OFFICIAL_MODEL.removesuffix('-FC')}",
+            model_base_url=server.url, model_args={"responses_api": api == "responses"},
+            sample_id=[e["id"] for e in entries.values()], log_dir=str(tmp_path),
+            display="none")
+    assert log.status == "success"
+    ours = {key(r.body): r.body for r in server.requests}
+    assert set(ours) == set(official)
+    differences = []
+    for k, theirs in official.items():
+        theirs_c, _ = module.canonical_request(theirs)
+        ours_c, _ = module.canonical_request(ours[k])
+        differences += [d.pattern for d in module.diff(theirs_c, ours_c)]
+    assert set(differences) <= ALLOWED_OPTIONS[api], sorted(set(differences))
+    # the tools went out as the official objects (a "." name became "_" in both)
+    assert any("." in f["name"] for e in entries.values() for f in e["function"])
