@@ -36,6 +36,7 @@ class Tau2Environment(Environment):
     toolkit: ClassVar[str]
     #: upstream's toolkit class (`AirlineTools`, ...): the qualifier of its Python errors
     toolkit_class: ClassVar[str]
+    strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
 
     @classmethod
     def tool_specs(cls) -> list[ToolSpec]:
@@ -52,7 +53,6 @@ class Tau2Environment(Environment):
         return [ToolSpec(name=f["name"], description=f["description"],
                          parameters=f["parameters"], write=ours[f["name"]].write)
                 for f in functions]
-    strict_state = False  # a DB loads as upstream's (lax) Pydantic models load it
 
     @classmethod
     def has_tool(cls, name: str) -> bool:
