@@ -15,9 +15,10 @@ small and lives in `Rules` and in the choice of user:
 
 `Rules` hold a benchmark's policies: how raw tool calls are decoded, per-turn and
 per-episode step limits (and whether they wait for the environment), the error limit, an
-opening greeting (and whether the agent's own history holds it), the stop tool, stop
+opening greeting (and whether the agent's requests include it), the stop tool, stop
 tokens from the agent, whether a stop token beside a tool call stops, what a message
-with neither text nor calls does, and how a call that could not be decoded is answered.
+with neither text nor calls does (retried, forwarded or ending the episode), and how a
+call that could not be decoded is answered (refused, or ending the episode).
 
 Progress is written to the sample's store (`EpisodeProgress`, a typed `StoreModel`)
 after every step, with the canonical `Message` record of everything said and every
