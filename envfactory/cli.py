@@ -15,6 +15,7 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import envfactory
@@ -51,14 +52,20 @@ def main(
 
 @env_app.command("list")
 def env_list() -> None:
-    """List every registered environment with its tool count."""
+    """List every registered environment with its tool count. One whose data cannot be
+    read here (τ² offline, with no local copy) is listed with the reason, not fatal."""
     from envs import registry
 
     table = Table(title="environments")
     for col in ("name", "tools", "write tools", "source"):
         table.add_column(col)
     for entry in registry.all_entries():
-        specs = entry.specs()
+        try:
+            specs = entry.specs()
+        except OSError as e:  # FileNotFoundError: release files neither local nor fetchable
+            table.add_row(entry.name, "-", "-",
+                          f"{entry.source} [red](unavailable: {escape(str(e))})[/red]")
+            continue
         table.add_row(entry.name, str(len(specs)), str(sum(s.write for s in specs)), entry.source)
     console.print(table)
 
@@ -73,10 +80,13 @@ def env_show(
 
     try:
         entry = registry.get(name)
+        specs = entry.specs()
     except KeyError as e:
         console.print(f"[red]{e.args[0]}[/red]")
         raise typer.Exit(1) from None
-    specs = entry.specs()
+    except OSError as e:
+        console.print(f"[red]{escape(name)}: {escape(str(e))}[/red]")
+        raise typer.Exit(1) from None
     if as_json:
         print(json.dumps([s.model_dump() for s in specs], indent=2))
         return

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 import envfactory
+from envfactory import cli
 from envfactory.cli import app
 from tests.shared_data import TAU2_DATA, needs_tau2
 
@@ -33,6 +35,24 @@ def test_env_show_prints_schemas() -> None:
     specs = {s["name"]: s for s in json.loads(result.output)}
     assert specs["post_tweet"]["write"] is True
     assert specs["post_tweet"]["parameters"]["properties"]["content"]["type"] == "string"
+
+
+def test_env_list_and_show_survive_unreadable_tau2_data(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone offline, with no τ² copy: τ² rows say why, the rest are listed."""
+    from envs.tau2 import base
+
+    def unavailable(toolkit: str) -> None:
+        raise FileNotFoundError(f"cannot download τ² tools for {toolkit} [Errno -2]")
+
+    monkeypatch.setattr(base, "official_tools", unavailable)
+    monkeypatch.setattr(cli, "console", Console(width=400))  # one table row, one line
+    result = runner.invoke(app, ["env", "list"])
+    assert result.exit_code == 0, result.exception
+    assert "bfcl/TradingBot" in result.output
+    assert "unavailable: cannot download τ² tools for airline [Errno -2]" in result.output
+    result = runner.invoke(app, ["env", "show", "tau2/airline"])
+    assert result.exit_code == 1 and "tau2/airline: cannot download τ² tools" in result.output
 
 
 def test_env_show_unknown_name_is_a_clear_error() -> None:
