@@ -78,6 +78,8 @@ def test_registry_lists_all_backends_with_schemas() -> None:
     names = {e.name for e in all_entries()}
     assert {f"bfcl/{c}" for c in package.backend_classes()} <= names
     for entry in all_entries():
+        if not entry.name.startswith("bfcl/"):  # τ²'s need its release data (tests/envs/tau2)
+            continue
         for spec in entry.specs():
             assert spec.parameters["type"] == "object"
     env = create("bfcl/VehicleControlAPI")
