@@ -30,7 +30,7 @@ from typing import (
 )
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 __all__ = [
     "Environment",
@@ -336,18 +336,28 @@ class Environment:
         try:
             if not cls.strict_state:
                 return cls.State.model_validate(snapshot)
+            # Fast path (restore is on every episode's reset): pydantic-core's serialiser
+            # is ~3x faster than json.dumps on these 25-60 KB states.
             try:
-                text = json.dumps(snapshot, allow_nan=False)
+                text: bytes | None = to_json(snapshot, inf_nan_mode="constants")
+            except PydanticSerializationError:
+                text = None
+            # (NaN/Infinity come out as bare constants, which pydantic would read into float
+            # fields; any such token, even inside a string, takes the careful path below.)
+            if text is not None and b"NaN" not in text and b"Infinity" not in text:
+                try:
+                    return cls.State.model_validate_json(text, strict=True, extra="forbid")
+                except ValidationError as e:
+                    if all(err["type"] != "json_invalid" for err in e.errors()):
+                        raise
+            # Rare: not plain JSON as pydantic reads it. The stdlib decides what is JSON
+            # (NaN and objects are not); a lone surrogate ("\ud800") is, though pydantic's
+            # parser refuses it (a model may send one, so a state may hold one): such a
+            # snapshot is checked as Python data, unknown fields still refused.
+            try:
+                json.dumps(snapshot, allow_nan=False)
             except (TypeError, ValueError) as e:
                 raise StateError(f"Invalid {cls._state_label()}: not JSON ({e}).") from None
-            try:
-                return cls.State.model_validate_json(text, strict=True, extra="forbid")
-            except ValidationError as e:
-                if all(err["type"] != "json_invalid" for err in e.errors()):
-                    raise
-            # pydantic's JSON parser refuses a lone surrogate ("\ud800"), which Python
-            # strings and JSON escapes allow (a model may send one, so a state may hold
-            # one): such a snapshot is checked as Python data, unknown fields still refused.
             return cls.State.model_validate(snapshot, extra="forbid")
         except ValidationError as e:
             raise StateError(_format_state_error(cls._state_label(), e)) from None

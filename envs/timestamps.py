@@ -9,31 +9,41 @@ to the minute or to the second (`Timestamp`), or a calendar day (`Day`).
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 __all__ = ["Day", "Timestamp"]
 
-_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?")
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# Real calendar days (month lengths; 29 February in any year), 24-hour clock. Checked by
+# pydantic-core's regex engine, not a Python validator: restore() runs on every episode's
+# reset and a pool state holds hundreds of these fields.
+_DAY = (r"[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+        r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-9]))")
+_TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9])?"
 
 
-def _timestamp(value: str) -> str:
-    if not _TIMESTAMP.fullmatch(value):
-        raise ValueError("expected a timestamp YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS")
-    datetime.fromisoformat(value)  # ValueError names the bad part (month 13, hour 25)
-    return value
+@dataclass(frozen=True)
+class _Shaped:
+    """A `str` that must fully match `pattern`; a mismatch reads as `message`."""
+
+    pattern: str
+    message: str
+
+    def __get_pydantic_core_schema__(self, source: Any,
+                                     handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.custom_error_schema(
+            core_schema.str_schema(pattern=f"^{self.pattern}$"),
+            custom_error_type="iso_format", custom_error_message=self.message)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(core_schema.str_schema())
 
 
-def _day(value: str) -> str:
-    if not _DAY.fullmatch(value):
-        raise ValueError("expected a date YYYY-MM-DD")
-    date.fromisoformat(value)  # ValueError for 2026-02-30
-    return value
-
-
-Timestamp = Annotated[str, AfterValidator(_timestamp)]
-Day = Annotated[str, AfterValidator(_day)]
+Timestamp = Annotated[str, _Shaped(f"{_DAY}T{_TIME}",
+                                   "expected a timestamp YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS")]
+Day = Annotated[str, _Shaped(_DAY, "expected a date YYYY-MM-DD")]
