@@ -5,15 +5,23 @@ templates) show the model every key, in order. Inspect rebuilds each tool from i
 `ToolInfo` (`json_schema_dump` of a validated `ToolParams`), which drops keys it does not
 model (BFCL's `response` output schema), reorders schema keys (`type, description, items`
 for the official `type, items, description`) and, on the Responses API, adds
-`strict: false`. So the official object travels with the `ToolInfo`, in `options`:
+`strict: false`. So the official objects travel with the `ToolInfo` as a key into a
+content-addressed table (`options[VERBATIM_KEY]`, a sha256 of both objects):
 
-- Responses API: Inspect's own `openai_responses_tools` already emits
-  `options[RESPONSES_VERBATIM]` as the tool param, as is (no hook needed);
 - Chat Completions: `openai_chat_tool_param` (module `inspect_ai.model._openai`, looked
   up through the module's globals by `openai_chat_tools`, which the `openai/` chat path,
-  `openai-api/`, `vllm/` and the other OpenAI-compatible providers all call) is wrapped
-  once, idempotently, to return `options[CHAT_VERBATIM]` where present and to delegate to
-  Inspect otherwise, so tools without the key are untouched.
+  `openai-api/`, `vllm/` and the other OpenAI-compatible providers all call) and
+- Responses API: `_tool_param_for_tool_info` (module `inspect_ai.model._openai_responses`,
+  looked up the same way by `openai_responses_tools`)
+
+are wrapped once, idempotently, to return the registered object where the key is present
+and to delegate to Inspect otherwise, so tools without the key are untouched.
+
+Only the key is stored on the tool, not the objects: Inspect copies every tool and writes
+it into each model event of the log, and carrying two more copies of each schema there
+cost ~30% of BFCL's harness time per model call (benchmarks/harness_overhead.py). What was
+sent is still in the log, in each model event's request record (`call`). A tool read back
+from a log, whose key this process never registered, is sent as Inspect builds it.
 
 The `ToolInfo` itself stays as Inspect validates it (names, descriptions, parameters
 for argument parsing and for non-OpenAI providers).
@@ -22,18 +30,22 @@ for argument parsing and for non-OpenAI providers).
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from inspect_ai.model import _openai
-from inspect_ai.model._openai_responses import RESPONSES_VERBATIM
+from inspect_ai.model import _openai, _openai_responses
 from inspect_ai.tool import ToolInfo
 
-__all__ = ["CHAT_VERBATIM", "RESPONSES_VERBATIM", "install", "responses_form", "verbatim"]
+__all__ = ["VERBATIM_KEY", "install", "registered", "responses_form", "verbatim"]
 
-#: `ToolInfo.options` key holding the Chat Completions tool object to send as is
-CHAT_VERBATIM = "__envfactory_chat_verbatim__"
+#: `ToolInfo.options` key holding the content key of the tool's official objects
+VERBATIM_KEY = "__envfactory_verbatim__"
 _WRAPPED = "__envfactory_verbatim_tools__"
+
+#: content key -> (Chat Completions object, Responses object); immutable once stored
+_OBJECTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
 
 def responses_form(official: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,7 +67,7 @@ def verbatim(info: ToolInfo, official: Mapping[str, Any],
     `responses` (Responses API; default `responses_form(official)`), unchanged.
 
     `official` is a Chat Completions tool object: `{"type": "function", "function":
-    {name, description, parameters, ...any extra keys}}`. Installs the chat hook.
+    {name, description, parameters, ...any extra keys}}`. Installs the hooks.
     """
     if official.get("type") != "function" or not isinstance(official.get("function"), Mapping):
         raise ValueError("official tool must be {'type': 'function', 'function': {...}}")
@@ -63,25 +75,41 @@ def verbatim(info: ToolInfo, official: Mapping[str, Any],
         raise ValueError(f"official tool {official['function'].get('name')!r} is not "
                          f"{info.name!r}")
     install()
-    options = dict(info.options or {})
-    options[CHAT_VERBATIM] = copy.deepcopy(dict(official))
-    options[RESPONSES_VERBATIM] = (copy.deepcopy(dict(responses)) if responses is not None
-                                   else responses_form(official))
-    return info.model_copy(update={"options": options})
+    chat = copy.deepcopy(dict(official))
+    resp = copy.deepcopy(dict(responses)) if responses is not None else responses_form(official)
+    key = hashlib.sha256(json.dumps([chat, resp]).encode()).hexdigest()
+    _OBJECTS.setdefault(key, (chat, resp))
+    return info.model_copy(update={"options": {**(info.options or {}), VERBATIM_KEY: key}})
+
+
+def registered(tool: ToolInfo) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The (Chat Completions, Responses) objects `tool` is sent as, or None."""
+    key = (tool.options or {}).get(VERBATIM_KEY)
+    return _OBJECTS.get(key) if isinstance(key, str) else None
 
 
 def install() -> None:
-    """Wrap Inspect's `openai_chat_tool_param` once (idempotent; a no-op for tools without
-    `options[CHAT_VERBATIM]`)."""
-    inner = _openai.openai_chat_tool_param
-    if getattr(inner, _WRAPPED, False):
+    """Wrap Inspect's chat and Responses tool converters once (idempotent; a no-op for
+    tools without a registered key)."""
+    chat_inner = _openai.openai_chat_tool_param
+    if getattr(chat_inner, _WRAPPED, False):
         return
+    responses_inner = _openai_responses._tool_param_for_tool_info
 
     def openai_chat_tool_param(tool: ToolInfo, exclude: set[str] | None = None) -> Any:
-        official = (tool.options or {}).get(CHAT_VERBATIM)
-        if isinstance(official, dict):
-            return official  # read-only: the SDK serialises it, nothing mutates it
-        return inner(tool, exclude=exclude)
+        objects = registered(tool)
+        if objects is not None:
+            return objects[0]  # read-only: the SDK serialises it, nothing mutates it
+        return chat_inner(tool, exclude=exclude)
 
-    setattr(openai_chat_tool_param, _WRAPPED, True)
+    def _tool_param_for_tool_info(tool: ToolInfo, model_name: str, config: Any,
+                                  is_latest: bool = False) -> Any:
+        objects = registered(tool)
+        if objects is not None:
+            return objects[1]
+        return responses_inner(tool, model_name, config, is_latest)
+
+    for hook in (openai_chat_tool_param, _tool_param_for_tool_info):
+        setattr(hook, _WRAPPED, True)
     _openai.openai_chat_tool_param = openai_chat_tool_param  # type: ignore[assignment]
+    _openai_responses._tool_param_for_tool_info = _tool_param_for_tool_info  # type: ignore[assignment]
