@@ -1,3 +1,3 @@
 """Fixtures every suite may use (the shared-data ones live in `tests/shared_data.py`)."""
 
-from tests.shared_data import use_tau2_data  # noqa: F401  (registers the fixture)
+from tests.shared_data import use_tau2_data, use_vitabench_data  # noqa: F401  (registers the fixtures)

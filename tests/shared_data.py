@@ -41,3 +41,18 @@ def use_tau2_data(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """`TAU2_DATA_DIR` pointed at the test copy for one test (pair with `needs_tau2`)."""
     monkeypatch.setenv("TAU2_DATA_DIR", str(TAU2_DATA))
     yield TAU2_DATA
+
+#: the VitaBench snapshot (delivery zh/en, instore en, prompts, models.yaml)
+VITABENCH_DATA = SHARED_DATA / "vitabench"
+HAVE_VITABENCH = (VITABENCH_DATA / "domains").is_dir()
+
+needs_vitabench = pytest.mark.skipif(
+    not HAVE_VITABENCH, reason=f"VitaBench data not found at {VITABENCH_DATA}")
+
+
+@pytest.fixture
+def use_vitabench_data(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`VITABENCH_DATA_DIR` pointed at the test copy for one test (pair with
+    `needs_vitabench`)."""
+    monkeypatch.setenv("VITABENCH_DATA_DIR", str(VITABENCH_DATA))
+    yield VITABENCH_DATA
