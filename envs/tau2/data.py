@@ -12,12 +12,13 @@ import gc
 import json
 import os
 import tomllib
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from envs.downloads import fetch
 
 __all__ = ["RELEASE", "RELEASE_COMMIT", "cache_dir", "data_dir", "download", "gc_paused",
            "load_db", "load_split", "load_tasks", "read_text"]
@@ -74,16 +75,7 @@ def _download(relative: str, target: Path) -> None:
 def download(repo_path: str, target: Path, remedy: str) -> None:
     """Fetch `<ref>/<path>` of the upstream repository's raw files into `target`;
     `remedy` tells the user how to do without the network."""
-    url = f"{REPO_RAW}/{repo_path}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(target.suffix + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
-            out.write(response.read())
-    except OSError as e:
-        raise FileNotFoundError(
-            f"cannot download τ² file {repo_path} from {url} ({e}); {remedy}") from e
-    partial.replace(target)  # atomic: an interrupted download leaves no half file
+    fetch(f"{REPO_RAW}/{repo_path}", target, f"τ² file {repo_path}", remedy)
 
 
 def read_text(relative: str) -> str:

@@ -1,0 +1,138 @@
+"""VitaBench release files: pinned downloads with a cache, or directories you point at.
+
+Everything a model reads in VitaBench — task instructions and personas, the agent and
+user-simulator prompts, the judge's templates, and the tool descriptions with their pre-
+and postconditions — is data of the release, so it is read from these files at run time.
+
+Two kinds of file, each with an override:
+
+- **data** (`VITABENCH_DATA_DIR`, laid out like `../shared/data/vitabench`):
+  `domains/<set>/tasks.json` (Chinese) and `tasks_en.json` (English), `prompts/*.yaml`,
+  `models.yaml`. Downloaded from upstream's `data/vita/domains/` and `src/vita/prompts/`.
+- **source** (`VITABENCH_SOURCE_DIR`, an extracted `src/` tree of the release): the tool
+  description tables (`src/vita/domains/*/tools_schema.py`,
+  `src/vita/environment/toolkit_schema.py`), read as data, never executed.
+
+Without an override, files live in `$ENVFACTORY_CACHE/vitabench/<revision>/` (default
+`~/.cache/envfactory`) and missing ones are fetched from GitHub at the revision's commit.
+A revision is a name for an upstream commit (`REVISIONS`); `-T revision=` picks one, and
+every log records the revision, its commit and where the files came from.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from envs.downloads import fetch
+
+__all__ = ["DEFAULT_REVISION", "LANGUAGES", "REVISIONS", "TASK_SETS", "Language", "Release",
+           "Revision", "release"]
+
+REPO_RAW = "https://raw.githubusercontent.com/meituan-longcat/vitabench"
+
+Language = Literal["zh", "en"]
+LANGUAGES: tuple[Language, ...] = ("zh", "en")
+#: upstream's names for the languages (its `--language` values and prompt-YAML keys)
+UPSTREAM_LANGUAGE: dict[Language, str] = {"zh": "chinese", "en": "english"}
+
+#: task set -> its folder under `domains/`
+TASK_SETS: dict[str, str] = {"delivery": "delivery", "instore": "instore", "ota": "ota",
+                             "cross": "cross_domain"}
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One upstream commit of VitaBench and what is known about it."""
+
+    name: str
+    commit: str
+    description: str
+
+
+REVISIONS: dict[str, Revision] = {
+    "2025-11": Revision(
+        "2025-11", "96f3b8529d8ea38d330de2405af7e32a1454f6cd",
+        "the original release with English tasks (2025-11-06); the paper's numbers"),
+    # The 2026 revision ("rectified datasets and tools, upgraded evaluation models") changed
+    # tools and data; its tools are not ported yet, so it runs only where its files are
+    # given locally and the tool tables still match (envs.vitabench checks them by name).
+    "2026-01": Revision(
+        "2026-01", "229a8c0",
+        "upstream's 2026 update (data and tools rectified; judge glm-5.1); "
+        "needs VITABENCH_DATA_DIR and VITABENCH_SOURCE_DIR"),
+}
+DEFAULT_REVISION = "2025-11"
+
+
+@dataclass(frozen=True)
+class Release:
+    """The files of one revision: where they come from and how to read them."""
+
+    revision: Revision
+
+    @property
+    def cache(self) -> Path:
+        root = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
+        return root / "vitabench" / self.revision.name
+
+    def data_path(self, relative: str) -> Path:
+        """A data file (`domains/...`, `prompts/...`, `models.yaml`), fetched if needed."""
+        override = os.environ.get("VITABENCH_DATA_DIR")
+        if override:
+            path = Path(override) / relative
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} missing from VITABENCH_DATA_DIR={override}")
+            return path
+        return self._cached(relative, _upstream_data_path(relative),
+                            "set VITABENCH_DATA_DIR to a folder laid out like "
+                            "domains/<set>/tasks[_en].json, prompts/*.yaml, models.yaml")
+
+    def source_text(self, relative: str) -> str:
+        """A release source file (`src/vita/...`), read as text."""
+        override = os.environ.get("VITABENCH_SOURCE_DIR")
+        if override:
+            path = Path(override) / relative
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} missing from VITABENCH_SOURCE_DIR={override}")
+            return path.read_text(encoding="utf-8")
+        return self._cached(relative, relative,
+                            "set VITABENCH_SOURCE_DIR to an extracted release tree "
+                            "(the folder holding src/vita)").read_text(encoding="utf-8")
+
+    def tasks_path(self, task_set: str, language: Language) -> Path:
+        if task_set not in TASK_SETS:
+            raise ValueError(f"unknown VitaBench task set {task_set!r}; "
+                             f"choose one of {', '.join(TASK_SETS)}")
+        name = "tasks.json" if language == "zh" else "tasks_en.json"
+        return self.data_path(f"domains/{TASK_SETS[task_set]}/{name}")
+
+    def provenance(self) -> dict[str, str]:
+        """What every log records about where the benchmark's files came from."""
+        return {"vitabench_revision": self.revision.name,
+                "vitabench_commit": self.revision.commit,
+                "vitabench_data": os.environ.get("VITABENCH_DATA_DIR") or str(self.cache),
+                "vitabench_source": os.environ.get("VITABENCH_SOURCE_DIR") or str(self.cache)}
+
+    def _cached(self, relative: str, upstream: str, remedy: str) -> Path:
+        path = self.cache / relative
+        if not path.is_file():
+            fetch(f"{REPO_RAW}/{self.revision.commit}/{upstream}", path,
+                  f"VitaBench file {upstream}", remedy)
+        return path
+
+
+def _upstream_data_path(relative: str) -> str:
+    """Where a data file lives in upstream's repository."""
+    if relative.startswith("domains/"):
+        return f"data/vita/{relative}"
+    return f"src/vita/{relative}"  # prompts/*.yaml, models.yaml
+
+
+def release(revision: str = DEFAULT_REVISION) -> Release:
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown VitaBench revision {revision!r}; "
+                         f"known: {', '.join(REVISIONS)}")
+    return Release(REVISIONS[revision])
