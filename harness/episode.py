@@ -79,6 +79,8 @@ class Termination(StrEnum):
     TOO_MANY_ERRORS = "too_many_errors"
     AGENT_ERROR = "agent_error"
     USER_ERROR = "user_error"
+    #: the agent's message stayed empty through its retries (VitaBench)
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"
     #: a scripted user had no more turns
     TURNS_DONE = "turns_done"
     #: a turn used up its steps and the rules end the episode (BFCL's force-quit)
@@ -158,12 +160,14 @@ class Rules:
     #: whether a message carrying a stop token *and* tool calls stops; τ² v0.2.0: no,
     #: the calls run and the speaker is asked again (`is_stop` is false for calls)
     stop_token_with_calls: bool = False
-    #: a generated message with neither text nor tool calls is regenerated up to
-    #: `empty_retries` times; then "forward" sends it on as empty text, "end" ends the
-    #: episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's message validation fails the
-    #: simulation there), with the reason in `EpisodeProgress.detail`
+    #: a generated agent message with neither text nor tool calls is regenerated up to
+    #: `empty_retries` times (a user's never is); then "forward" sends it on as empty
+    #: text, "end" ends the episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's message
+    #: validation fails the simulation there), "invalid" ends it as INVALID_AGENT_MESSAGE
+    #: for the agent and USER_ERROR for the user (VitaBench), with the reason in
+    #: `EpisodeProgress.detail`
     empty_retries: int = 0
-    empty_message: Literal["forward", "end"] = "forward"
+    empty_message: Literal["forward", "end", "invalid"] = "forward"
     #: a call whose arguments could not be decoded is refused (answered by `refuse`),
     #: or, with "end", ends the episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's
     #: `json.loads` of the arguments raises there and the simulation fails)
@@ -350,16 +354,18 @@ class Episode:
                                                    tool_choice=side.tool_choice,
                                                    config=side.config or GenerateConfig())
             empty = not (output.message.text.strip() or output.message.tool_calls)
-            if not empty or attempts > self.rules.empty_retries:
+            retries = self.rules.empty_retries if role == "assistant" else 0
+            if not empty or attempts > retries:
                 break
         side.step += 1
         message = output.message
-        if empty and self.rules.empty_message == "end":
+        if empty and self.rules.empty_message != "forward":
             self._record(message_record(message, role, raw))
             self.progress.detail = (f"empty {role} message: neither text nor tool calls "
                                     f"({attempts} attempt(s))")
-            self._end(Termination.AGENT_ERROR if role == "assistant"
-                      else Termination.USER_ERROR)
+            self._end(Termination.USER_ERROR if role == "user"
+                      else Termination.INVALID_AGENT_MESSAGE
+                      if self.rules.empty_message == "invalid" else Termination.AGENT_ERROR)
             return
         record = message_record(message, role, raw,
                                 lambda name: self.backend.requestor(role, name))

@@ -28,7 +28,6 @@ import json
 import random
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Model, get_model
-from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo
 
@@ -38,6 +37,7 @@ from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
 from harness.episode import Episode, Invocation, Rules, Side, SimulatedUser
 from harness.gold import GoldCall, GoldMessage, Position
+from harness.sampling import role_config
 from harness.tool_backends import RequestorBackend, tau2_tools
 from harness.trajectory import Message, Role
 
@@ -212,20 +212,9 @@ def trial_seed(seed: int, epoch: int) -> int:
 
 def sampling(model: Model, epoch: int, temperature: float = TEMPERATURE,
              seed: int = SEED) -> GenerateConfig:
-    """Temperature and seed for one role's requests. What the user set wins: the role's
-    own config (`--model-role user='{model: ..., temperature: ...}'`), then Inspect's
-    `--temperature` / `--seed`, then `-T temperature` / `-T seed` (upstream's `--seed`:
-    derived per trial), then upstream's defaults. `--max-tokens` likewise reaches both
-    roles (none by default, as upstream): Inspect applies it to the main model only, and a
-    user role on its own local model would otherwise run to the provider's default
-    (2,048 tokens a turn for `hf/`)."""
-    cli = active_generate_config()
-    own = model.config
-    return GenerateConfig(
-        temperature=next(t for t in (own.temperature, cli.temperature, temperature)
-                         if t is not None),
-        seed=next(s for s in (own.seed, cli.seed, trial_seed(seed, epoch)) if s is not None),
-        max_tokens=own.max_tokens if own.max_tokens is not None else cli.max_tokens)
+    """Temperature and seed for one role's requests (`harness.sampling`: what the user
+    set wins), with `-T seed` derived per trial as upstream's `--seed`."""
+    return role_config(model, temperature, trial_seed(seed, epoch))
 
 
 def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",

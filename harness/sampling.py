@@ -1,0 +1,29 @@
+"""What each model role is sent for sampling, by one precedence rule for every benchmark.
+
+A benchmark fixes defaults (τ²: temperature 0 and a per-trial seed; VitaBench:
+temperature 0, no seed); the user may override them. What the user set wins: the role's
+own config (`--model-role user='{model: ..., temperature: ...}'`), then Inspect's
+`--temperature` / `--seed`, then the benchmark's default. `--max-tokens` likewise reaches
+every role (none by default): Inspect applies it to the main model only, and a user or
+judge role on its own local model would otherwise run to the provider's default (2,048
+tokens a turn for `hf/`).
+"""
+
+from __future__ import annotations
+
+from inspect_ai.model import GenerateConfig, Model
+from inspect_ai.model._generate_config import active_generate_config
+
+__all__ = ["role_config"]
+
+
+def role_config(model: Model, temperature: float | None, seed: int | None = None
+                ) -> GenerateConfig:
+    """The sampling config one role's requests carry (None: not sent)."""
+    cli = active_generate_config()
+    own = model.config
+    return GenerateConfig(
+        temperature=next((t for t in (own.temperature, cli.temperature, temperature)
+                          if t is not None), None),
+        seed=next((s for s in (own.seed, cli.seed, seed) if s is not None), None),
+        max_tokens=own.max_tokens if own.max_tokens is not None else cli.max_tokens)
