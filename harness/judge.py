@@ -1,6 +1,7 @@
 """The one judge helper: every LLM-as-judge call (τ²'s NL assertions, VitaBench's rubrics,
 MCP-Atlas's claim coverage) gets its model from `judge_model` and its answer from
-`judge_json`.
+`judge_json` (or, for a benchmark that parses answers its own way, the raw text from
+`judge_reply`).
 
 Why not `get_model(role="judge")`: in Inspect 0.3.285, when no model is bound to the role
 it silently returns the model under test, so a run without `--model-role judge=...`
@@ -23,7 +24,8 @@ from inspect_ai.model import (
     model_roles,
 )
 
-__all__ = ["JUDGE_ROLE", "JudgeNotSetError", "judge_json", "judge_model", "parse_json_answer"]
+__all__ = ["JUDGE_ROLE", "JudgeNotSetError", "judge_json", "judge_model", "judge_reply",
+           "parse_json_answer"]
 
 JUDGE_ROLE = "judge"
 
@@ -82,14 +84,13 @@ def parse_json_answer(text: str) -> dict[str, Any] | list[Any] | None:
     return None
 
 
-async def judge_json(
+async def judge_reply(
     model: str | Model | None,
     system: str,
     prompt: str,
     config: GenerateConfig | None = None,
-) -> dict[str, Any] | list[Any] | None:
-    """One judge call: `system` and `prompt` to `judge_model(model)`, answer parsed by
-    `parse_json_answer` (None when unparseable; the caller decides what that scores).
+) -> str:
+    """One judge call: `system` and `prompt` to `judge_model(model)`; the answer's text.
 
     `config` is the benchmark's judge sampling (e.g. temperature 0); None keeps the
     judge model's own.
@@ -101,4 +102,19 @@ async def judge_json(
         [ChatMessageSystem(content=system), ChatMessageUser(content=prompt)],
         config=config or GenerateConfig(),
     )
-    return parse_json_answer(output.completion)
+    return output.completion
+
+
+async def judge_json(
+    model: str | Model | None,
+    system: str,
+    prompt: str,
+    config: GenerateConfig | None = None,
+) -> dict[str, Any] | list[Any] | None:
+    """`judge_reply`'s answer parsed by `parse_json_answer` (None when unparseable; the
+    caller decides what that scores).
+
+    Raises:
+        JudgeNotSetError: no `model` and no `judge` role.
+    """
+    return parse_json_answer(await judge_reply(model, system, prompt, config))

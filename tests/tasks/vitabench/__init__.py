@@ -1,0 +1,1 @@
+"""VitaBench tasks: the judge, re-grading."""
