@@ -31,6 +31,8 @@ app.add_typer(models_app, name="models")
 app.add_typer(tasks_app, name="tasks")
 tau2_app = typer.Typer(help="τ²-bench utilities.", no_args_is_help=True)
 app.add_typer(tau2_app, name="tau2")
+vitabench_app = typer.Typer(help="VitaBench utilities.", no_args_is_help=True)
+app.add_typer(vitabench_app, name="vitabench")
 console = Console()
 
 
@@ -222,6 +224,44 @@ def tau2_grade(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
     write_results(results, out)
+
+
+@vitabench_app.command("grade")
+def vitabench_grade(
+    file: Annotated[Path, typer.Argument(help="JSONL, one conversation per line.")],
+    judge: Annotated[str, typer.Option(
+        help="Inspect model for the rubric judge (e.g. openai/<name>, with --base-url).")],
+    out: Annotated[Path | None, typer.Option(
+        help="Append results here, resuming an interrupted run (default: stdout).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="The judge's API base URL.")] = None,
+    revision: Annotated[str, typer.Option(help="VitaBench release revision.")] = "2025-11",
+    max_concurrent: Annotated[int, typer.Option(
+        min=1, help="Conversations judged at once.")] = 1,
+) -> None:
+    """Re-grade recorded VitaBench conversations with exactly the Inspect task's judge."""
+    import asyncio
+
+    from inspect_ai.model import get_model
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from tasks._vitabench.grade import grade_file
+
+    progress = Progress("[progress.description]{task.description}", BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=out is None)
+    bar = progress.add_task("grading", total=None)
+    try:
+        with progress:
+            asyncio.run(grade_file(
+                file, get_model(judge, base_url=base_url), out, revision=revision,
+                max_concurrent=max_concurrent,
+                on_result=lambda done, total: progress.update(bar, completed=done,
+                                                              total=total)))
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    if out is not None:
+        console.print(f"results -> {out}")
 
 
 @app.command("trajectories")

@@ -7,7 +7,9 @@ re-reads logs) plus the Inspect wrapper a task puts on its scorer:
 * `pass_hat_k` (epochs reducer): per sample, over its n trials with c successes,
   pass^k = C(c, k) / C(n, k) for k = 1..n — the chance that k trials drawn without
   replacement all succeed, τ²'s leaderboard estimator — plus `avg_reward`, and
-  optionally pass@k = 1 − C(n − c, k) / C(n, k) (at least one of k trials succeeds).
+  optionally pass@k = 1 − C(n − c, k) / C(n, k) (at least one of k trials succeeds)
+  and avg@k (VitaBench's average@k: the mean reward of the sample's trials, for every
+  k ≤ n — upstream's `average_at_k` ignores k; the paper's Avg@4 is avg@4 of 4 trials).
   A trial succeeds when its reward is at least `threshold − tol`: with the defaults
   (1.0, 1e-6) and rewards in [0, 1] that is τ²'s |r − 1| ≤ 1e-6; MCP-Atlas passes at 0.75.
 * `pass_k_metrics` (metric): the mean over samples of each key the reducer produced.
@@ -34,6 +36,7 @@ from inspect_ai.scorer import (
 from inspect_ai.scorer._reducer.types import ScoreReducer
 
 __all__ = [
+    "average_at",
     "grouped_mean",
     "grouped_mean_values",
     "mean_stderr",
@@ -64,6 +67,12 @@ def pass_at(successes: int, trials: int, k: int) -> float:
     return 1.0 - math.comb(trials - successes, k) / math.comb(trials, k)
 
 
+def average_at(rewards: Sequence[float], k: int) -> float:
+    """avg@k as VitaBench computes it: the mean of all n trial rewards (needs n ≥ k ≥ 1)."""
+    _check(0, len(rewards), k)
+    return sum(rewards) / len(rewards)
+
+
 def _successes(rewards: Sequence[float], threshold: float, tol: float) -> int:
     return sum(r >= threshold - tol for r in rewards)
 
@@ -73,9 +82,11 @@ def pass_hat_k_values(
     threshold: float = 1.0,
     tol: float = 1e-6,
     include_pass_at: bool = False,
+    include_avg_at: bool = False,
 ) -> dict[str, float]:
-    """`pass^1`..`pass^n`, `avg_reward` and (if asked) `pass@1`..`pass@n` of one sample's
-    n trial rewards; a trial succeeds when its reward is at least `threshold − tol`."""
+    """`pass^1`..`pass^n`, `avg_reward` and (if asked) `pass@1`..`pass@n` and
+    `avg@1`..`avg@n` of one sample's n trial rewards; a trial succeeds when its reward is
+    at least `threshold − tol`."""
     n = len(rewards)
     if n == 0:
         raise ValueError("pass^k needs at least one trial")
@@ -83,6 +94,8 @@ def pass_hat_k_values(
     out = {f"pass^{k}": pass_hat(c, n, k) for k in range(1, n + 1)}
     if include_pass_at:
         out.update({f"pass@{k}": pass_at(c, n, k) for k in range(1, n + 1)})
+    if include_avg_at:
+        out.update({f"avg@{k}": average_at(rewards, k) for k in range(1, n + 1)})
     out["avg_reward"] = sum(rewards) / n
     return out
 
@@ -93,6 +106,7 @@ def pass_hat_k(
     threshold: float = 1.0,
     tol: float = 1e-6,
     include_pass_at: bool = False,
+    include_avg_at: bool = False,
 ) -> ScoreReducer:
     """Reduce a sample's epochs to `pass_hat_k_values` (metadata: `trials`, `successes`).
 
@@ -106,7 +120,8 @@ def pass_hat_k(
         rewards = [as_float(s.value) for s in scores]
         successes = _successes(rewards, threshold, tol)
         return Score(
-            value=pass_hat_k_values(rewards, threshold, tol, include_pass_at),
+            value=pass_hat_k_values(rewards, threshold, tol, include_pass_at,
+                                    include_avg_at),
             explanation=f"{successes} of {len(rewards)} trials succeeded",
             metadata={"trials": len(rewards), "successes": successes},
         )

@@ -183,7 +183,7 @@ def _apply(reply: str, states: list[dict[str, Any]]) -> tuple[bool, int]:
     list (else the states are kept), and how many of its entries updated a rubric."""
     try:
         data = json.loads(repair_json(reply))
-    except (json.JSONDecodeError, TypeError, ValueError):
+    except (TypeError, ValueError):  # json.JSONDecodeError is a ValueError
         return False, 0
     if not data or not isinstance(data, list):
         return False, 0
@@ -235,8 +235,9 @@ async def judge_conversation(messages: list[Message], task: dict[str, Any],
     if not criteria or not (criteria.get("expected_states") or criteria.get("overall_rubrics")):
         return JudgeResult(reward=1.0, met_fraction=1.0, rubrics=[], windows=[],
                            termination=termination, note="no rubric to evaluate: reward 1")
-    states = [{"rubric": r, "justification": _NOT_EVALUATED, "meetExpectation": False}
-              for r in rubrics(task)]
+    states: list[dict[str, Any]] = [
+        {"rubric": r, "justification": _NOT_EVALUATED, "meetExpectation": False}
+        for r in rubrics(task)]
     trajectory = [m for m in messages if m.role != "system"]
     template = _template(language, revision)
     info, instruction = env_info(task, language), task["instructions"]

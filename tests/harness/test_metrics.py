@@ -14,6 +14,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, metric, score
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.metrics import (
+    average_at,
     grouped_mean,
     grouped_mean_values,
     mean_stderr,
@@ -48,6 +49,19 @@ def test_pass_hat_k_values_threshold_and_tolerance() -> None:
         "avg_reward": 2.49 / 4})
     with pytest.raises(ValueError):
         pass_hat_k_values([])
+
+
+def test_vitabench_metrics_avg_pass_at_and_pass_hat() -> None:
+    """VitaBench's agent_metrics.py: average@k is the mean of all n trials for every k
+    (k ignored), pass@k and pass^k the binomial estimators; 3 successes in 4 trials."""
+    got = pass_hat_k_values([1.0, 0.0, 1.0, 1.0], include_pass_at=True, include_avg_at=True)
+    assert got == {"pass^1": 0.75, "pass^2": 0.5, "pass^3": 0.25, "pass^4": 0.0,
+                   "pass@1": 0.75, "pass@2": 1.0, "pass@3": 1.0, "pass@4": 1.0,
+                   "avg@1": 0.75, "avg@2": 0.75, "avg@3": 0.75, "avg@4": 0.75,
+                   "avg_reward": 0.75}
+    assert average_at([0.0, 1.0], 2) == 0.5
+    with pytest.raises(ValueError):
+        average_at([1.0], 2)
 
 
 def test_pass_k_metrics_tolerates_samples_with_fewer_trials() -> None:

@@ -1,0 +1,144 @@
+"""`envfactory vitabench grade`: re-grade recorded conversations with the task's own judge.
+
+Input: JSONL, one conversation per line (other fields ignored)::
+
+    {"task_id": "...", "set": "delivery"|"instore"|"ota"|"cross", "language": "zh"|"en",
+     "termination_reason": "...", "messages": [{"role", "content", "tool_calls", "tool_call_id"}]}
+
+Output: one JSON line per input line, in order: `task_id`, `set`, `language`, `reward`,
+`met_fraction`, per-rubric `rubrics`, per-window `windows`, the judge and the release.
+The judge is `tasks._vitabench.judge.judge_conversation`, the Inspect scorer's code.
+
+With `out`, results are appended line by line as they finish, so an interrupted run picks
+up where it stopped: the lines already there are checked against the input (same task
+ids, in order) and kept; a line cut off mid-write is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai.model import Model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envs.vitabench.release import DEFAULT_REVISION, Language, release
+from harness.judge import judge_model
+from harness.trajectory import Message
+from tasks._vitabench.dataset import task_by_id
+from tasks._vitabench.judge import judge_conversation
+
+__all__ = ["Conversation", "grade_file", "read_conversations"]
+
+
+class Conversation(BaseModel):
+    """One record of a `vitabench grade` input file."""
+
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True,
+                              populate_by_name=True)
+    task_id: str
+    task_set: Literal["delivery", "instore", "ota", "cross"] = Field(alias="set")
+    language: Language
+    termination_reason: str
+    messages: list[Message]
+
+
+def read_conversations(path: Path) -> list[Conversation]:
+    """Every record of `path`; a bad line is reported with its line number."""
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    out.append(Conversation.model_validate_json(line))
+                except ValidationError as e:
+                    raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}"
+                                     ) from e
+    return out
+
+
+def _done(out: Path, records: list[Conversation]) -> int:
+    """How many results `out` already holds (a prefix of the input), trimming a cut line."""
+    if not out.exists():
+        return 0
+    text = out.read_text(encoding="utf-8")
+    complete = text[:text.rfind("\n") + 1]
+    if len(complete) != len(text):
+        out.write_text(complete, encoding="utf-8")
+    lines = complete.splitlines()
+    if len(lines) > len(records):
+        raise ValueError(f"{out} holds {len(lines)} results for {len(records)} conversations")
+    for i, line in enumerate(lines):
+        try:
+            task_id = json.loads(line)["task_id"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise ValueError(f"{out}:{i + 1}: not a result line; remove the file to "
+                             "start over") from None
+        if task_id != records[i].task_id:
+            raise ValueError(f"{out}:{i + 1}: result for task {task_id!r}, but conversation "
+                             f"{i + 1} is task {records[i].task_id!r}: not this input's results")
+    return len(lines)
+
+
+async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
+                     revision: str = DEFAULT_REVISION, max_concurrent: int = 1,
+                     on_result: Callable[[int, int], None] | None = None
+                     ) -> list[dict[str, Any]]:
+    """Grade every conversation of `path` with `judge`; the results of this call, in order.
+
+    With `out`, results already there are kept and only the rest graded (appended as they
+    finish, in input order); without, each result line goes to stdout. `max_concurrent`
+    conversations are judged at once (each one's windows in turn, as upstream).
+    `on_result(done, total)` is called after each result (and once at the start).
+
+    Raises:
+        ValueError: a bad record, a task not in the release, or an `out` file that is not
+            a prefix of this input's results.
+    """
+    records = read_conversations(path)
+    rel = release(revision)
+    tasks = []
+    for i, record in enumerate(records, 1):
+        try:
+            tasks.append(task_by_id(rel, record.task_set, record.language, record.task_id))
+        except KeyError as e:
+            raise ValueError(f"{path}: conversation {i}: {e.args[0]}") from None
+    model = judge_model(judge)
+    start = _done(out, records) if out is not None else 0
+    if on_result:
+        on_result(start, len(records))
+    gate = asyncio.Semaphore(max_concurrent)
+
+    async def grade(i: int) -> dict[str, Any]:
+        record = records[i]
+        async with gate:
+            result = await judge_conversation(record.messages, tasks[i], record.language,
+                                              model, record.termination_reason,
+                                              revision=revision)
+        return {"task_id": record.task_id, "set": record.task_set,
+                "language": record.language, **result.model_dump(mode="json"),
+                "judge": str(model), **rel.provenance()}
+
+    pending = [asyncio.create_task(grade(i)) for i in range(start, len(records))]
+    results = []
+    try:
+        sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
+        try:
+            for n, task in enumerate(pending, start + 1):
+                result = await task
+                sink.write(json.dumps(result, ensure_ascii=False) + "\n")
+                sink.flush()
+                results.append(result)
+                if on_result:
+                    on_result(n, len(records))
+        finally:
+            if sink is not sys.stdout:
+                sink.close()
+    finally:
+        for task in pending:
+            task.cancel()
+    return results
