@@ -30,6 +30,7 @@ each model is sent exactly its benchmark's messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -66,6 +67,7 @@ __all__ = [
     "Termination",
     "UserTurn",
     "inspect_decode",
+    "json_decode",
     "message_record",
 ]
 
@@ -122,6 +124,25 @@ def inspect_decode(message: Message) -> list[Invocation] | None:
     """Inspect's parse: each call runs, or is refused with its parse error."""
     return [Invocation(id=c.id, name=c.name, arguments=c.arguments, parse_error=c.parse_error)
             for c in message.tool_calls or []]
+
+
+def json_decode(message: Message) -> list[Invocation]:
+    """τ²'s and VitaBench's decoding: `json.loads` of each call's raw arguments string, which must
+    give an object (`ToolCall.arguments` is a dict); anything else is a parse error
+    (Inspect's own parse is more lenient: it falls back to YAML)."""
+    invocations = []
+    for call in message.tool_calls or []:
+        error = call.parse_error
+        if error is None and call.raw_arguments is not None:
+            try:
+                if not isinstance(json.loads(call.raw_arguments), dict):
+                    error = "tool call arguments are not a JSON object"
+            except ValueError as e:
+                error = str(e)
+        invocations.append(Invocation(id=call.id, name=call.name,
+                                      arguments=call.arguments if error is None else {},
+                                      parse_error=error))
+    return invocations
 
 
 def parse_error_text(invocation: Invocation) -> str:

@@ -24,7 +24,6 @@ and `OraclePlan`, the gold policy `envfactory/oracle` plays.
 
 from __future__ import annotations
 
-import json
 import random
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Model, get_model
@@ -35,11 +34,11 @@ from envs.tau2 import data
 from envs.tau2.base import tau2_text
 from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
-from harness.episode import Episode, Invocation, Rules, Side, SimulatedUser
+from harness.episode import Episode, Rules, Side, SimulatedUser, json_decode
 from harness.gold import GoldCall, GoldMessage, Position
 from harness.sampling import role_config
 from harness.tool_backends import RequestorBackend, tau2_tools
-from harness.trajectory import Message, Role
+from harness.trajectory import Role
 
 __all__ = ["OraclePlan", "agent_system_prompt", "episode", "sampling", "tau2_solver",
            "trial_seed"]
@@ -182,25 +181,6 @@ class OraclePlan:
 def _done_tool() -> ToolInfo:
     return ToolInfo(name=STOP_TOOL,
                     description="Call this function when you are done with the task.")
-
-
-def json_decode(message: Message) -> list[Invocation]:
-    """Upstream's decoding: `json.loads` of each call's raw arguments string, which must
-    give an object (`ToolCall.arguments` is a dict); anything else is a parse error
-    (Inspect's own parse is more lenient: it falls back to YAML)."""
-    invocations = []
-    for call in message.tool_calls or []:
-        error = call.parse_error
-        if error is None and call.raw_arguments is not None:
-            try:
-                if not isinstance(json.loads(call.raw_arguments), dict):
-                    error = "tool call arguments are not a JSON object"
-            except ValueError as e:
-                error = str(e)
-        invocations.append(Invocation(id=call.id, name=call.name,
-                                      arguments=call.arguments if error is None else {},
-                                      parse_error=error))
-    return invocations
 
 
 def trial_seed(seed: int, epoch: int) -> int:
