@@ -23,6 +23,7 @@ not, since that is what the benchmark's agents were measured against:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from envs.base import tool
@@ -31,7 +32,8 @@ from envs.vitabench.instore_models import BookInfo, InStoreDB, ReservationInfo, 
 from envs.vitabench.models import Order
 from envs.vitabench.search import rerank
 
-__all__ = ["SEARCH_TOP_K", "InStoreEnvironment", "record_kind", "recreate_required"]
+__all__ = ["SEARCH_TOP_K", "STRICT", "InStoreEnvironment", "StatusReading", "record_id",
+           "record_kind", "recreate_required"]
 
 #: how many shops or packages a search returns (upstream's `top_k` in these two tools)
 SEARCH_TOP_K = 1000
@@ -340,7 +342,31 @@ def record_kind(record: Mapping[str, Any]) -> RecordKind:
     return "unknown"
 
 
-def recreate_required(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple[bool, str]:
+def record_id(record: Mapping[str, Any]) -> str:
+    """The id of a required record, whichever of the three keys it uses."""
+    return str(record.get("order_id") or record.get("book_id")
+               or record.get("reservation_id"))
+
+
+@dataclass(frozen=True)
+class StatusReading:
+    """How an expected status is read: `paying` are the statuses reached by paying what
+    was created; `agent_terms` counts any two of them as the same (the agent cannot tell
+    a paid package from an unconsumed one: the rest is the merchant's)."""
+
+    paying: frozenset[str]
+    agent_terms: bool = False
+
+    def same(self, got: str, want: str) -> bool:
+        return got == want or (self.agent_terms and got in self.paying and want in self.paying)
+
+
+#: statuses compared as they are (the official run's reading)
+STRICT = StatusReading(frozenset({"paid"}))
+
+
+def recreate_required(env: InStoreEnvironment, record: Mapping[str, Any],
+                      statuses: StatusReading = STRICT) -> tuple[bool, str]:
     """Re-create one required record of a task in `env` with the tools, as an agent
     would (create it, or find it among the initial records; then pay, modify or cancel it
     to reach the expected status), and compare it with `record` on the fields the tools
@@ -349,11 +375,11 @@ def recreate_required(env: InStoreEnvironment, record: Mapping[str, Any]) -> tup
     while the expected records hold invented ones."""
     kind = record_kind(record)
     if kind == "order":
-        return _recreate_order(env, record)
+        return _recreate_order(env, record, statuses)
     if kind == "book":
-        return _recreate_book(env, record)
+        return _recreate_book(env, record, statuses)
     if kind == "reservation":
-        return _recreate_reservation(env, record)
+        return _recreate_reservation(env, record, statuses)
     return False, f"unknown record kind {sorted(record)}"
 
 
@@ -367,7 +393,8 @@ def _created_id(env: InStoreEnvironment, name: str, arguments: dict[str, Any],
     return text.split(marker, 1)[1].split(",", 1)[0], text
 
 
-def _recreate_order(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple[bool, str]:
+def _recreate_order(env: InStoreEnvironment, record: Mapping[str, Any],
+                    statuses: StatusReading) -> tuple[bool, str]:
     db = env.db
     orders = db.orders or {}
     if record["order_id"] in orders:
@@ -385,7 +412,7 @@ def _recreate_order(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple
             return False, f"create failed: {text[:120]}"
         order_id = created
     order = env.db.orders[order_id]  # type: ignore[index]
-    if record["status"] == "paid" and order.status == "unpaid":
+    if record["status"] in statuses.paying and order.status == "unpaid":
         env.call("pay_instore_order", {"order_id": order_id})
     elif record["status"] == "cancelled" and order.status != "cancelled":
         env.call("instore_cancel_order", {"order_id": order_id})
@@ -395,7 +422,7 @@ def _recreate_order(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple
         diffs.append("store_id")
     if float(order.total_price) != float(record["total_price"]):
         diffs.append(f"total_price {order.total_price} != {record['total_price']}")
-    if order.status != record["status"]:
+    if not statuses.same(order.status, record["status"]):
         diffs.append(f"status {order.status} != {record['status']}")
     got = [_product_key(p) for p in order.products]
     want = [(p["product_id"], p.get("quantity")) for p in record["products"]]
@@ -410,7 +437,17 @@ def _product_key(product: Any) -> tuple[Any, Any]:
     return product["product_id"], product.get("quantity")
 
 
-def _recreate_book(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple[bool, str]:
+def _field_diffs(model: Any, record: Mapping[str, Any], fields: tuple[str, ...],
+                 statuses: StatusReading) -> list[str]:
+    diffs = [f"{f} {getattr(model, f)!r} != {record[f]!r}"
+             for f in fields if getattr(model, f) != record[f]]
+    if not statuses.same(model.status, record["status"]):
+        diffs.append(f"status {model.status!r} != {record['status']!r}")
+    return diffs
+
+
+def _recreate_book(env: InStoreEnvironment, record: Mapping[str, Any],
+                   statuses: StatusReading) -> tuple[bool, str]:
     db = env.db
     book_id = record.get("book_id") or record.get("reservation_id")
     if book_id not in db.books:
@@ -421,21 +458,20 @@ def _recreate_book(env: InStoreEnvironment, record: Mapping[str, Any]) -> tuple[
             return False, f"book failed: {text[:120]}"
         book_id = created
     book = env.db.books[book_id]
-    if record["status"] == "paid" and book.status == "unpaid":
+    if record["status"] in statuses.paying and book.status == "unpaid":
         env.call("pay_instore_book", {"book_id": book_id})
     elif record["status"] == "cancelled" and book.status != "cancelled":
         env.call("instore_cancel_book", {"book_id": book_id})
     book = env.db.books[book_id]
-    diffs = [f"{f} {getattr(book, f)!r} != {record[f]!r}"
-             for f in ("shop_id", "book_time", "customer_count", "customer_id", "status")
-             if getattr(book, f) != record[f]]
+    diffs = _field_diffs(book, record, ("shop_id", "book_time", "customer_count",
+                                        "customer_id"), statuses)
     if float(book.book_price) != float(record["book_price"]):
         diffs.append(f"book_price {book.book_price} != {record['book_price']}")
     return not diffs, "; ".join(diffs)
 
 
-def _recreate_reservation(env: InStoreEnvironment,
-                          record: Mapping[str, Any]) -> tuple[bool, str]:
+def _recreate_reservation(env: InStoreEnvironment, record: Mapping[str, Any],
+                          statuses: StatusReading) -> tuple[bool, str]:
     db = env.db
     reservation_id = record.get("reservation_id") or record.get("book_id")
     if reservation_id in db.reservations:
@@ -458,7 +494,6 @@ def _recreate_reservation(env: InStoreEnvironment,
             and env.db.reservations[reservation_id].status != "cancelled"):
         env.call("instore_cancel_reservation", {"reservation_id": reservation_id})
     reservation = env.db.reservations[reservation_id]
-    diffs = [f"{f} {getattr(reservation, f)!r} != {record[f]!r}"
-             for f in ("shop_id", "reservation_time", "customer_count", "customer_id", "status")
-             if getattr(reservation, f) != record[f]]
+    diffs = _field_diffs(reservation, record, ("shop_id", "reservation_time",
+                                               "customer_count", "customer_id"), statuses)
     return not diffs, "; ".join(diffs)
