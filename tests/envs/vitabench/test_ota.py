@@ -1,0 +1,155 @@
+"""The OTA domain answers every call exactly as the official code does.
+
+Ground truth: `tests/data/vitabench/official/ota_calls_{en,zh}.json`, recorded by running
+the official release (commit 96f3b85, `vita.domains.ota.environment.get_environment`) on the
+hand-made OTA environment `ota_environment.json` (see `ota_data.py`; no OTA task file is in
+the shared snapshot): each call sent through upstream's `Environment.get_response`, its
+tool message content and error flag kept, plus upstream's database dump after the last
+call. 114 English calls exercise all 38 tools: searches and their ranking, the four kinds
+of booking with prices, stock, payment, modification of flights and trains (dearer and
+cheaper dates, tasks' dict products), cancellations with refunds, order searches by date
+and status, refusals (asserts) and errors. Upstream's order ids hash the wall clock; the
+recording pinned that clock to the port's stand-in (task time as a UTC epoch + orders so
+far). The focused tests below restate a few recorded outcomes by hand, with the arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envs.vitabench.ota import OTAEnvironment
+from tests.envs.vitabench.conftest import OFFICIAL
+from tests.envs.vitabench.ota_data import fixture_environment, synthetic_ota_environment
+
+RECORDED = {lang: json.loads((OFFICIAL / f"ota_calls_{lang}.json").read_text())
+            for lang in ("en", "zh")}
+USER = "U200317"
+
+
+def fresh(language: str = "en") -> OTAEnvironment:
+    env = OTAEnvironment.from_environment(fixture_environment(), language)  # type: ignore[arg-type]
+    assert isinstance(env, OTAEnvironment)
+    return env
+
+
+def replay(env: OTAEnvironment, calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    mismatches = []
+    for i, call in enumerate(calls):
+        result = env.call(call["name"], call["arguments"])
+        if result.text() != call["content"] or result.ok == call["error"]:
+            mismatches.append((i, call["name"], call["content"][:300], result.text()[:300]))
+    return mismatches
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_call_matches_the_official_tool_message(vita_data: Path, language: str) -> None:
+    env = fresh(language)
+    assert replay(env, RECORDED[language]["calls"]) == []
+    assert env.snapshot() == RECORDED[language]["final_db"]
+
+
+def test_the_recording_covers_every_ota_tool(vita_data: Path) -> None:
+    called = {call["name"] for call in RECORDED["en"]["calls"]}
+    offered = [o["function"]["name"] for o in OTAEnvironment.official_tool_objects("en")]
+    assert len(offered) == 38 and set(offered) <= called
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_tools_in_upstreams_order_with_their_kinds(vita_data: Path, language: str) -> None:
+    """Upstream's OTA toolkit lists its 30 own tools, then the 8 shared ones; 14 write."""
+    env = fresh(language)
+    specs = env.tools()
+    assert [s.name for s in specs] == RECORDED["en"]["tool_names"] == OTAEnvironment.tool_order()
+    writes = {s.name for s in specs if s.write}
+    assert len(writes) == 14
+    assert writes == {f"{verb}_{kind}_order" for verb in ("create", "pay", "cancel")
+                      for kind in ("hotel", "attraction", "flight", "train")} | {
+        "modify_train_order", "modify_flight_order"}
+    assert env.tool_objects() == json.loads((OFFICIAL / "tools" / f"ota_{language}.json")
+                                            .read_text())
+
+
+def ids(text: str, field: str) -> list[str]:
+    return re.findall(rf"{field}=(\w+)", text)
+
+
+def test_hotel_search_ranks_by_partial_ratio_with_a_loose_city_filter(vita_data: Path) -> None:
+    """"swimming pool" + "lake view" joined with no space, against "name" + ",".join(tags):
+    the Binjiang hotel ("... Apartment Hotelriver view,kitchen,swimming pool,...") first.
+    The city filter (partial ratio >= 40 against the address) lets every hotel through,
+    the Shanghai and Beijing ones included."""
+    env = fresh()
+    text = env.call("hotel_search_recommand", {"city_name": "Hangzhou",
+                                               "key_words": ["swimming pool", "lake view"]}).text()
+    assert ids(text, "hotel_id") == ["H330108004", "H330106001", "H310101005", "H330102003",
+                                     "H110105006", "H330106002"]
+    assert "products=" not in text  # str(), not repr()
+    no_keywords = env.call("hotel_search_recommand", {"city_name": "Hangzhou"}).text()
+    assert ids(no_keywords, "hotel_id") == list(fixture_environment()["hotels"])  # all score 0
+
+
+def test_a_hotel_booking_with_price_payment_and_cancellation(vita_data: Path) -> None:
+    """Room H330106001_R002: Deluxe King on 2025-07-20 at 1180 + 20 = 1200.0, stock 5."""
+    env = fresh()
+    created = env.call("create_hotel_order", {"hotel_id": "H330106001",
+                                              "room_id": "H330106001_R002", "user_id": USER})
+    order_id = re.search(r"order_id:(\w+),", created.text()).group(1)  # type: ignore[union-attr]
+    # the id: "OO" + sha256("#HOTEL#" + hotel + room + user + str(epoch + 5 orders))[:10]
+    assert order_id == "OOe4ccb56370"
+    assert "total_price:1200.0" in created.text() and "status:unpaid" in created.text()
+    room = env.snapshot()["hotels"]["H330106001"]["products"][1]
+    assert room["quantity"] == 4
+    assert env.call("pay_hotel_order", {"order_id": order_id}).text() == "Payment successful"
+    assert env.call("pay_hotel_order", {"order_id": order_id}).text() == \
+        "Order status must be unpaid"
+    cancelled = env.call("cancel_hotel_order", {"order_id": order_id, "user_id": USER})
+    assert cancelled.text() == "Cancellation successful, refund amount: 1200.0"
+    assert env.snapshot()["hotels"]["H330106001"]["products"][1]["quantity"] == 4  # not restocked
+    assert env.call("cancel_hotel_order", {"order_id": order_id, "user_id": USER}).text() == \
+        "Order is already in cancelled status"
+
+
+def test_a_train_modification_to_a_dearer_date_needs_payment(vita_data: Path) -> None:
+    """Order 20716001O01: 2 second-class seats of G7311 on 07-19 at 73.0; on 07-21 they
+    cost 73 + 2 x 5 = 83.0, so 2 x (83 - 73) = 20.0 more and the order is unpaid again;
+    the old date gets its 2 seats back (20 -> 22), the new one loses them (20 -> 18)."""
+    env = fresh()
+    text = env.call("modify_train_order", {"order_id": "20716001O01", "user_id": USER,
+                                           "new_date": "2025-07-21"}).text()
+    assert text == ("Modification successful, need to pay additional amount: 20.0, "
+                    "please pay as soon as possible")
+    order = env.snapshot()["orders"]["20716001O01"]
+    assert (order["status"], order["total_price"]) == ("unpaid", 166.0)
+    seats = {p["product_id"]: p["quantity"] for p in env.snapshot()["trains"]["T0001"]["products"]}
+    assert (seats["T0001_S001"], seats["T0001_S003"]) == (22, 18)
+
+
+def test_a_hotel_order_search_for_a_user_without_hotel_orders_is_an_error(vita_data: Path
+                                                                          ) -> None:
+    env = OTAEnvironment.from_environment(synthetic_ota_environment(3), "en")
+    result = env.call("search_hotel_order", {"user_id": USER})
+    assert not result.ok
+    assert result.text() == "Error: User does not exist or has no order records"
+    assert env.call("search_train_order", {"user_id": USER, "status": "cancelled"}).text() == ""
+
+
+def test_a_large_database_returns_the_top_100(vita_data: Path) -> None:
+    """2,000 hotels x 21 rooms: every hotel passes the city filter, the answer is the 100
+    best; the same database gives the same answer."""
+    environment = synthetic_ota_environment(2000, seed=1)
+    env = OTAEnvironment.from_environment(environment, "en")
+    start = time.perf_counter()
+    text = env.call("hotel_search_recommand", {"city_name": "Hangzhou",
+                                               "key_words": ["swimming pool"]}).text()
+    elapsed = time.perf_counter() - start
+    assert len(text.splitlines()) == 100
+    again = OTAEnvironment.from_environment(environment, "en")
+    assert again.call("hotel_search_recommand", {"city_name": "Hangzhou",
+                                                 "key_words": ["swimming pool"]}).text() == text
+    assert elapsed < 30
