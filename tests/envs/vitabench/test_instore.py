@@ -120,6 +120,9 @@ def test_tools_are_the_release_objects_with_upstream_write_flags() -> None:
                       "instore_modify_reservation", "instore_cancel_reservation"}
     # the order upstream's _func_tools gives: the class's own tools, then the toolkit's
     assert InStoreEnvironment.tool_order() == [o["function"]["name"] for o in official]
+    chinese = InStoreEnvironment.from_environment(script("10826004")["environment"], "zh")
+    assert chinese.tool_objects() == json.loads(
+        (OFFICIAL / "tools" / "instore_zh.json").read_text("utf-8"))
 
 
 @needs_source
