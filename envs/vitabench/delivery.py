@@ -19,6 +19,7 @@ from pydantic import Field, JsonValue, field_validator
 
 from envs.base import tool
 from envs.vitabench.base import TIME_FORMAT, VitaEnvironment, check_time_format, require
+from envs.vitabench.feasibility import AGENT_PAID, Outcome
 from envs.vitabench.models import (
     Location,
     Order,
@@ -29,7 +30,8 @@ from envs.vitabench.models import (
 )
 from envs.vitabench.search import TOP_K, rerank
 
-__all__ = ["DeliveryDB", "DeliveryEnvironment", "Store", "StoreProduct"]
+__all__ = ["RECREATORS", "DeliveryDB", "DeliveryEnvironment", "Store", "StoreProduct",
+           "recreate_delivery_order"]
 
 
 class StoreProduct(ProductBase):
@@ -249,3 +251,87 @@ class DeliveryEnvironment(VitaEnvironment):
     def get_delivery_order_detail(self, order_id: str) -> str:
         require(order_id, "Order ID cannot be empty")
         return repr(self._get_delivery_order(order_id))
+
+
+def _agent_status(status: str) -> str:
+    return "paid" if status in AGENT_PAID else status
+
+
+def recreate_delivery_order(env: VitaEnvironment, expected: Mapping[str, Any]) -> Outcome:
+    """Bring `env` to a required delivery order with the delivery tools (see
+    `envs.vitabench.feasibility`). An order already in the world is modified, paid or
+    cancelled as needed; a new one is created from the order's store, products, counts,
+    attributes, address and note, dispatched at its dispatch time (stripped of stray
+    whitespace) or else now, then paid or cancelled as its status says."""
+    orders = env.db.orders
+    order_id = str(expected["order_id"])
+    target = str(expected["status"])
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if order_id not in orders:
+        products = expected["products"]
+        if not all(isinstance(p, dict) and "product_id" in p for p in products):
+            return Outcome(problems=["the order's products hold an entry that is no product"])
+        created = env.call("create_delivery_order", {
+            "user_id": expected["user_id"], "store_id": expected["store_id"],
+            "product_ids": [p["product_id"] for p in products],
+            "product_cnts": [p["quantity"] for p in products],
+            "address": expected["location"]["address"],
+            "dispatch_time": str(expected.get("dispatch_time") or env.get_now()).strip(),
+            "attributes": [p.get("attributes") or "" for p in products],
+            "note": expected.get("note") or ""})
+        text = created.text()
+        if not created.ok or not text.startswith("Order(order_id:"):
+            return Outcome(problems=[f"create_delivery_order: {text}"])
+        order_id = text.removeprefix("Order(order_id:").split(",", 1)[0]
+    elif (expected.get("note") or "") != (orders[order_id].note or ""):
+        steps.append(("modify_delivery_order", {"order_id": order_id,
+                                                "note": expected.get("note") or ""}))
+    current = orders[order_id].status
+    if target == "cancelled" and current != "cancelled":
+        steps.append(("cancel_delivery_order", {"order_id": order_id}))
+    elif target in AGENT_PAID and current == "unpaid":
+        steps.append(("pay_delivery_order", {"order_id": order_id}))
+    for name, arguments in steps:
+        result = env.call(name, arguments)
+        if not result.ok:
+            return Outcome(problems=[f"{name}: {result.text()}"])
+    order = orders[order_id]
+    problems = []
+    if _agent_status(order.status) != _agent_status(target):
+        problems.append(f"status {order.status} (expected {target})")
+    if (order.note or "") != (expected.get("note") or ""):
+        problems.append(f"note {order.note!r} (expected {expected.get('note')!r})")
+    if order_id == expected["order_id"]:  # an existing order: nothing was computed
+        return Outcome(problems=problems)
+    made = [(p.product_id, p.quantity, p.attributes or "")
+            for p in order.products if isinstance(p, StoreProduct)]
+    wanted = [(p["product_id"], p["quantity"], p.get("attributes") or "")
+              for p in expected["products"]]
+    if order.store_id != expected["store_id"] or made != wanted:
+        problems.append(f"store/products {order.store_id} {made} (expected "
+                        f"{expected['store_id']} {wanted})")
+    return Outcome(problems=problems, computed=_computed_differences(order, expected))
+
+
+def _computed_differences(order: Order, expected: Mapping[str, Any]) -> list[str]:
+    found = []
+    prices = [float(p.price) for p in order.products if isinstance(p, StoreProduct)]
+    wanted = [float(p["price"]) for p in expected["products"]]
+    if prices != wanted:
+        found.append(f"unit prices {prices} (task: {wanted})")
+    if round(order.total_price, 2) != round(float(expected["total_price"]), 2):
+        found.append(f"total_price {order.total_price} (task: {expected['total_price']})")
+    place, where = order.location, expected["location"]
+    if place is None or (place.longitude, place.latitude) != (
+            float(where["longitude"]), float(where["latitude"])):
+        coordinates = None if place is None else (place.longitude, place.latitude)
+        found.append(f"coordinates {coordinates} (task: {where['longitude']}, "
+                     f"{where['latitude']})")
+    for field in ("shipping_time", "delivery_time"):
+        if expected.get(field) not in (None, "") and getattr(order, field) != expected[field]:
+            found.append(f"{field} {getattr(order, field)} (task: {expected[field]})")
+    return found
+
+
+#: what `envs.vitabench.feasibility` uses to re-create this domain's orders
+RECREATORS = {"delivery": recreate_delivery_order}
