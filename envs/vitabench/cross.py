@@ -25,15 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import Field
-
 from envs.vitabench.base import VitaEnvironment
-from envs.vitabench.delivery import DeliveryEnvironment, Store
+from envs.vitabench.delivery import DeliveryDB, DeliveryEnvironment
 from envs.vitabench.instore import InStoreEnvironment
-from envs.vitabench.instore_models import BookInfo, ReservationInfo, Shop
-from envs.vitabench.models import Registry, VitaDB
+from envs.vitabench.instore_models import InStoreDB
+from envs.vitabench.models import Registry
 from envs.vitabench.ota import OTAEnvironment
-from envs.vitabench.ota_models import Attraction, Flight, Hotel, Train
+from envs.vitabench.ota_models import OTADB
 
 __all__ = ["CROSS_DOMAIN", "DOMAINS", "CrossDB", "CrossEnvironment", "merged_registry"]
 
@@ -43,18 +41,9 @@ DOMAINS: tuple[type[VitaEnvironment], ...] = (DeliveryEnvironment, InStoreEnviro
                                               OTAEnvironment)
 
 
-class CrossDB(VitaDB):
-    """Upstream's `MergedDB` of delivery, instore and OTA: the shared fields, then each
-    domain's own tables in merge order."""
-
-    stores: dict[str, Store] = Field(default_factory=dict)
-    shops: dict[str, Shop] = Field(default_factory=dict)
-    books: dict[str, BookInfo] = Field(default_factory=dict)
-    reservations: dict[str, ReservationInfo] = Field(default_factory=dict)
-    hotels: dict[str, Hotel] = Field(default_factory=dict)
-    attractions: dict[str, Attraction] = Field(default_factory=dict)
-    flights: dict[str, Flight] = Field(default_factory=dict)
-    trains: dict[str, Train] = Field(default_factory=dict)
+class CrossDB(DeliveryDB, InStoreDB, OTADB):
+    """Upstream's `MergedDB` of delivery, instore and OTA: the shared fields and every
+    domain's own tables."""
 
 
 def merged_registry(db: CrossDB) -> Registry:
@@ -78,7 +67,7 @@ class CrossEnvironment(DeliveryEnvironment, InStoreEnvironment, OTAEnvironment):
 
     name = "vitabench_cross"
     description = "VitaBench cross-domain: delivery, in-store and OTA tools on one database."
-    State = CrossDB
+    State = CrossDB  # type: ignore[assignment]  # (the three bases each name their own)
     tool_set: ClassVar[str] = "cross"
 
     @classmethod

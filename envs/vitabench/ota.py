@@ -58,9 +58,12 @@ def _field(product: Any, name: str) -> Any:
     return product.get(name) if isinstance(product, dict) else getattr(product, name)
 
 
+_NO_DATE = object()
+
+
 def _has_date(order: Order, date: str) -> bool:
     # (sic) upstream tests hasattr(product, "date"): a loaded product (a dict) never has it
-    return any(hasattr(p, "date") and p.date == date for p in order.products)
+    return any(getattr(p, "date", _NO_DATE) == date for p in order.products)
 
 
 class OTAEnvironment(VitaEnvironment):
@@ -133,7 +136,7 @@ class OTAEnvironment(VitaEnvironment):
         return self.db.trains[train_id]
 
     def _add_ota_order(self, scenario: str, user_id: str, store_id: str,
-                       products: list[ProductBase], total: float, **id_params: Any) -> str:
+                       products: list[Any], total: float, **id_params: Any) -> str:
         """Upstream's order creation: an unpaid order of the products, its id on the
         episode clock (serial = how many orders the database holds)."""
         orders: Any = self.db.orders
@@ -345,7 +348,7 @@ class OTAEnvironment(VitaEnvironment):
                                    quantity=quantity, ticket_type=target.ticket_type)
         self.registry.register(ticket)
         return self._add_ota_order("attraction", user_id, attraction_id, [ticket],
-                                   sum([ticket.price * ticket.quantity]))  # type: ignore[operator]
+                                   ticket.price * ticket.quantity)  # type: ignore[operator]
 
     @tool(write=True)
     def create_flight_order(self, flight_id: str, seat_id: str, user_id: str, date: str,
@@ -366,7 +369,7 @@ class OTAEnvironment(VitaEnvironment):
                              quantity=quantity, seat_type=target.seat_type)
         self.registry.register(seat)
         return self._add_ota_order("flight", user_id, flight_id, [seat],
-                                   sum([seat.price * seat.quantity]))  # type: ignore[operator]
+                                   seat.price * seat.quantity)  # type: ignore[operator]
 
     @tool(write=True)
     def create_train_order(self, train_id: str, seat_id: str, user_id: str, date: str,
@@ -387,7 +390,7 @@ class OTAEnvironment(VitaEnvironment):
                             quantity=quantity, seat_type=target.seat_type)
         self.registry.register(seat)
         return self._add_ota_order("train", user_id, train_id, [seat],
-                                   sum([seat.price * seat.quantity]))  # type: ignore[operator]
+                                   seat.price * seat.quantity)  # type: ignore[operator]
 
     @tool(write=True)
     def pay_hotel_order(self, order_id: str) -> str:
