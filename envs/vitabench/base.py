@@ -25,8 +25,7 @@ import math
 import os
 from collections.abc import Mapping
 from datetime import date, datetime
-from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import holidays
 from pydantic import BaseModel
@@ -112,7 +111,7 @@ class VitaEnvironment(Environment):
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, Any], language: Language = "zh",
-                         revision: str = DEFAULT_REVISION) -> VitaEnvironment:
+                         revision: str = DEFAULT_REVISION) -> Self:
         """The environment of a task's `environment` dict, as upstream's domain
         `get_environment` builds it: only the database's own keys are kept."""
         return cls(cls.database_fields(environment), language, revision)
@@ -333,18 +332,19 @@ class VitaEnvironment(Environment):
         return "\n".join(found) if found else "No search results found"
 
 
-@cache
-def _official_cached(cls: type[VitaEnvironment], language: Language, revision: str,
-                     where: tuple[str | None, str]) -> str:
-    loaded = objects.release_json(f"tools/{cls.tool_set}_{language}.json",
-                                  lambda: cls.derive_tool_objects(language, revision),
-                                  revision)
-    return json.dumps(loaded, ensure_ascii=False)
+#: (class, language, revision, data folder, cache) -> the objects as JSON text
+_OFFICIAL: dict[tuple[type, str, str, str | None, str], str] = {}
 
 
 def _official(cls: type[VitaEnvironment], language: Language,
               revision: str) -> list[dict[str, Any]]:
     """The tool objects of `cls` (memoised per data folder and cache)."""
-    where = (os.environ.get("VITABENCH_DATA_DIR"), str(release(revision).cache))
-    loaded: list[dict[str, Any]] = json.loads(_official_cached(cls, language, revision, where))
-    return loaded
+    key = (cls, language, revision, os.environ.get("VITABENCH_DATA_DIR"),
+           str(release(revision).cache))
+    if key not in _OFFICIAL:
+        loaded = objects.release_json(f"tools/{cls.tool_set}_{language}.json",
+                                      lambda: cls.derive_tool_objects(language, revision),
+                                      revision)
+        _OFFICIAL[key] = json.dumps(loaded, ensure_ascii=False)
+    result: list[dict[str, Any]] = json.loads(_OFFICIAL[key])
+    return result

@@ -190,7 +190,7 @@ class DeliveryEnvironment(VitaEnvironment):
                                       [:len(products)]):
             if attribute:
                 chosen[i] = attribute
-        ordered = []
+        ordered: list[Any] = []
         for product, count, attribute in zip(products, product_cnts, chosen, strict=True):
             item = StoreProduct(product_id=product.product_id, name=product.name,
                                 store_id=product.store_id, store_name=product.store_name,

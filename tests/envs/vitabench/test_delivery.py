@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 from envs.vitabench.delivery import DeliveryEnvironment
+from envs.vitabench.release import Language
 from tests.envs.vitabench.conftest import OFFICIAL, delivery_tasks
 from tests.shared_data import needs_vitabench
 
 RECORDED: list[dict[str, Any]] = json.loads((OFFICIAL / "delivery_calls.json").read_text())
-LANG = {"chinese": "zh", "english": "en"}
+LANG: dict[str, Language] = {"chinese": "zh", "english": "en"}
 
 pytestmark = needs_vitabench
 

@@ -23,7 +23,7 @@ import pytest
 
 from envs.vitabench.base import VitaEnvironment
 from envs.vitabench.delivery import DeliveryEnvironment
-from envs.vitabench.release import LANGUAGES
+from envs.vitabench.release import LANGUAGES, Language
 from tests.envs.vitabench.conftest import OFFICIAL
 
 SETS = ("delivery", "instore", "ota", "cross")
@@ -73,7 +73,8 @@ def test_the_cross_set_is_the_union_of_the_domains(language: str) -> None:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_an_environment_offers_the_recorded_objects(vita_data: Path, language: str) -> None:
+def test_an_environment_offers_the_recorded_objects(vita_data: Path,
+                                                     language: Language) -> None:
     env = DeliveryEnvironment({"stores": {}, "orders": {}}, language)
     assert env.tool_objects() == recorded("delivery", language)
     specs = env.tools()
@@ -89,12 +90,12 @@ def test_an_environment_offers_the_recorded_objects(vita_data: Path, language: s
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("tool_set", SETS)
 def test_derived_from_the_release_tables_equals_the_recording(
-        tool_set: str, language: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tool_set: str, language: Language, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VITABENCH_SOURCE_DIR", str(SOURCE))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
     monkeypatch.delenv("VITABENCH_DATA_DIR", raising=False)
     cls = environment_class(tool_set)
-    assert cls.derive_tool_objects(language) == recorded(tool_set, language)  # type: ignore[arg-type]
+    assert cls.derive_tool_objects(language) == recorded(tool_set, language)
 
 
 @needs_source

@@ -18,12 +18,13 @@ import pytest
 
 from envs.vitabench.base import vita_text
 from envs.vitabench.delivery import DeliveryEnvironment
+from envs.vitabench.release import Language
 from tests.envs.vitabench.conftest import OFFICIAL, delivery_tasks
 from tests.shared_data import needs_vitabench
 
 REGISTRIES: list[dict[str, Any]] = json.loads(
     (OFFICIAL / "delivery_registry.json").read_text())
-LANG = {"chinese": "zh", "english": "en"}
+LANG: dict[str, Language] = {"chinese": "zh", "english": "en"}
 
 
 def registries(env: DeliveryEnvironment) -> dict[str, Any]:
