@@ -204,15 +204,25 @@ class VitaEnvironment(Environment):
         return copy.deepcopy(self.official_tool_objects(self.language, self.revision))
 
     def tools(self) -> list[ToolSpec]:
-        functions = [o["function"] for o in self.official_tool_objects(self.language,
-                                                                        self.revision)]
+        """The tools as upstream offers them in this instance's language."""
+        return self.specs_for(self.language, self.revision)
+
+    @classmethod
+    def tool_specs(cls) -> list[ToolSpec]:
+        """Class-level metadata: the tools as offered in upstream's default language."""
+        return cls.specs_for("zh")
+
+    @classmethod
+    def specs_for(cls, language: Language,
+                  revision: str = DEFAULT_REVISION) -> list[ToolSpec]:
+        functions = [o["function"] for o in cls.official_tool_objects(language, revision)]
         offered = [f["name"] for f in functions]
-        if set(offered) != set(self._tools):
-            raise ValueError(f"{type(self).__name__}: the release's {self.tool_set} tools "
-                             f"{sorted(set(offered) - set(self._tools))} are not implemented, "
-                             f"{sorted(set(self._tools) - set(offered))} are not the release's")
+        if set(offered) != set(cls._tools):
+            raise ValueError(f"{cls.__name__}: the release's {cls.tool_set} tools "
+                             f"{sorted(set(offered) - set(cls._tools))} are not implemented, "
+                             f"{sorted(set(cls._tools) - set(offered))} are not the release's")
         return [ToolSpec(name=f["name"], description=f["description"],
-                         parameters=f["parameters"], write=self._tools[f["name"]].write)
+                         parameters=f["parameters"], write=cls._tools[f["name"]].write)
                 for f in functions]
 
     # -- calls ------------------------------------------------------------------------
