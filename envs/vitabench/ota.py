@@ -22,6 +22,9 @@ against:
   dicts, and upstream tests `hasattr(product, "date")`.
 - Hotel order search fails ("User does not exist or has no order records") when the user
   has no hotel order at all; the other three answer with an empty text.
+
+`RECREATORS` re-create a task's required OTA orders with these tools for the feasibility
+runner (`envs.vitabench.feasibility`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, ClassVar
 
 from envs.base import tool
 from envs.vitabench.base import Refusal, VitaEnvironment, check_time_format, require
+from envs.vitabench.feasibility import AGENT_PAID, Outcome
 from envs.vitabench.models import Order, ProductBase
 from envs.vitabench.ota_models import (
     OTA_ORDER_TYPES,
@@ -47,7 +51,7 @@ from envs.vitabench.ota_models import (
 )
 from envs.vitabench.search import TOP_K, fuzzy_match, rerank
 
-__all__ = ["OTAEnvironment"]
+__all__ = ["RECREATORS", "OTAEnvironment"]
 
 DATE_FORMAT = "%Y-%m-%d"
 _DATE_REFUSAL = "Date format is incorrect, correct format is %Y-%m-%d"
@@ -512,3 +516,94 @@ class OTAEnvironment(VitaEnvironment):
     @tool(write=True)
     def cancel_train_order(self, order_id: str, user_id: str) -> str:
         return self._cancel(order_id, user_id, "train", "Order type is not a train order")
+
+
+# -- feasibility: re-creating a required order with the tools ---------------------------
+
+_KIND_FIELD = {"hotel": "room_type", "attraction": "ticket_type", "flight": "seat_type",
+               "train": "seat_type"}
+_PROVIDER = {"hotel": "hotel_id", "attraction": "attraction_id", "flight": "flight_id",
+             "train": "train_id"}
+
+
+def _product_key(product: Any, scene: str) -> tuple[Any, ...]:
+    return (_field(product, "product_id"), _field(product, "quantity"),
+            _field(product, "date"), _field(product, _KIND_FIELD[scene]))
+
+
+def _recreate_ota_order(env: VitaEnvironment, expected: Mapping[str, Any]) -> Outcome:
+    """Bring `env` to a required OTA order with the OTA tools (see
+    `envs.vitabench.feasibility`). A new order is created from its provider, its one
+    product (id, date, count) and the user, then paid or cancelled as its status says; an
+    order already in the world has a flight or train moved to the expected date (paying
+    first, as upstream allows changes to paid orders only) and is then paid or cancelled.
+    Hotel orders hold one room: a required hotel order of more rooms is not reachable."""
+    scene = str(expected["order_type"])
+    orders: Any = env.db.orders
+    order_id = str(expected["order_id"])
+    target = str(expected["status"])
+    user_id = expected.get("user_id")
+    products = expected.get("products") or []
+    if len(products) != 1 or not isinstance(products[0], dict):
+        return Outcome(problems=[f"the order holds {len(products)} products; "
+                                 "the OTA tools make orders of one product"])
+    wanted = products[0]
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if order_id not in orders:
+        if scene == "hotel":
+            if wanted.get("quantity") != 1:
+                return Outcome(problems=[f"a hotel order holds one room, not "
+                                         f"{wanted.get('quantity')}"])
+            arguments: dict[str, Any] = {"hotel_id": expected["store_id"],
+                                         "room_id": wanted["product_id"], "user_id": user_id}
+        else:
+            product_arg = "ticket_id" if scene == "attraction" else "seat_id"
+            arguments = {_PROVIDER[scene]: expected["store_id"],
+                         product_arg: wanted["product_id"], "user_id": user_id,
+                         "date": wanted.get("date"), "quantity": wanted.get("quantity")}
+        created = env.call(f"create_{scene}_order", arguments)
+        text = created.text()
+        if not created.ok or not text.startswith("Order(order_id:"):
+            return Outcome(problems=[f"create_{scene}_order: {text}"])
+        order_id = text.removeprefix("Order(order_id:").split(",", 1)[0]
+    elif scene in ("flight", "train") and _field(orders[order_id].products[0], "date") != \
+            wanted.get("date"):
+        if orders[order_id].status == "unpaid":
+            steps.append((f"pay_{scene}_order", {"order_id": order_id}))
+        steps.append((f"modify_{scene}_order", {"order_id": order_id, "user_id": user_id,
+                                                 "new_date": wanted.get("date")}))
+    for name, arguments in steps:
+        result = env.call(name, arguments)
+        if not result.ok or not result.text().startswith(("Payment successful",
+                                                          "Modification successful")):
+            return Outcome(problems=[f"{name}: {result.text()}"])
+    order = orders[order_id]
+    if target == "cancelled" and order.status != "cancelled":
+        result = env.call(f"cancel_{scene}_order", {"order_id": order_id, "user_id": user_id})
+        if not result.text().startswith("Cancellation successful"):
+            return Outcome(problems=[f"cancel_{scene}_order: {result.text()}"])
+    elif target in AGENT_PAID and order.status == "unpaid":
+        result = env.call(f"pay_{scene}_order", {"order_id": order_id})
+        if result.text() != "Payment successful":
+            return Outcome(problems=[f"pay_{scene}_order: {result.text()}"])
+    problems = []
+    agent_target = "paid" if target in AGENT_PAID else target
+    if order.status != agent_target:
+        problems.append(f"status {order.status} (expected {target})")
+    made = [_product_key(p, scene) for p in order.products]
+    if order.store_id != expected["store_id"] or made != [_product_key(wanted, scene)]:
+        problems.append(f"provider/products {order.store_id} {made} (expected "
+                        f"{expected['store_id']} {[_product_key(wanted, scene)]})")
+    computed = []
+    if problems == [] and order.products:
+        price = float(_field(order.products[0], "price"))
+        if price != float(wanted.get("price", price)):
+            computed.append(f"unit price {price} (task: {wanted.get('price')})")
+        if round(order.total_price, 2) != round(float(expected.get("total_price", 0)), 2):
+            computed.append(f"total_price {order.total_price} "
+                            f"(task: {expected.get('total_price')})")
+    return Outcome(problems=problems, computed=computed)
+
+
+#: what `envs.vitabench.feasibility` uses to re-create this domain's orders
+RECREATORS = {scene: _recreate_ota_order for scene in OTA_ORDER_TYPES}

@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-from envs.vitabench.ota import OTAEnvironment
+from envs.vitabench.factory import environment_for
+from envs.vitabench.feasibility import check_tasks
+from envs.vitabench.ota import RECREATORS, OTAEnvironment
 from tests.envs.vitabench.conftest import OFFICIAL
 from tests.envs.vitabench.ota_data import fixture_environment, synthetic_ota_environment
 
@@ -153,3 +155,48 @@ def test_a_large_database_returns_the_top_100(vita_data: Path) -> None:
     assert again.call("hotel_search_recommand", {"city_name": "Hangzhou",
                                                  "key_words": ["swimming pool"]}).text() == text
     assert elapsed < 30
+
+
+def _order(order_id: str, scene: str, store: str, product: dict[str, Any], total: float,
+           status: str = "paid") -> dict[str, Any]:
+    return {"order_id": order_id, "order_type": scene, "user_id": USER, "store_id": store,
+            "total_price": total, "status": status, "products": [product]}
+
+
+def test_required_orders_are_recreated_with_the_tools(vita_data: Path) -> None:
+    """Hand-made required orders on the fixture: a new paid hotel room (1200.0, see above),
+    the task's train order moved to 07-21 and paid again (2 x 83.0 = 166.0), its unpaid
+    attraction order cancelled; unreachable: a sold-out flight seat and a two-room hotel
+    order (upstream books one room per order); a wrong task price is a computed
+    difference, not a failure."""
+    room = {"product_id": "H330106001_R002", "price": 1200.0, "quantity": 1,
+            "date": "2025-07-20", "room_type": "Deluxe King Room"}
+    task = {"id": "ota-fixture", "domain": "ota", "environment": fixture_environment(),
+            "evaluation_criteria": {"expected_states": [{"required_orders": [
+                _order("new-hotel", "hotel", "H330106001", room, 1200.0),
+                _order("20716001O01", "train", "T0001",
+                       {"product_id": "T0001_S003", "price": 83.0, "quantity": 2,
+                        "date": "2025-07-21", "seat_type": "second class"}, 166.0),
+                _order("20716001O04", "attraction", "A330106001",
+                       {"product_id": "A330106001_T001", "price": 75.0, "quantity": 2,
+                        "date": "2025-07-19", "ticket_type": "Adult Ticket"}, 150.0,
+                       "cancelled"),
+                _order("sold-out", "flight", "F0002",
+                       {"product_id": "F0002_S001", "price": 720.0, "quantity": 1,
+                        "date": "2025-07-19", "seat_type": "economy"}, 720.0),
+                _order("two-rooms", "hotel", "H330106002",
+                       {**room, "product_id": "H330106002_R002", "quantity": 2}, 1356.0),
+                _order("mispriced", "train", "T0003",
+                       {"product_id": "T0003_S001", "price": 600.0, "quantity": 1,
+                        "date": "2025-07-19", "seat_type": "second class"}, 600.0),
+            ]}]}}
+    report = check_tasks([task], "en", environment_for, RECREATORS)
+    checks = {c.order_id: c for c in report.tasks[0].orders}
+    assert [o for o, c in checks.items() if c.exact] == ["new-hotel", "20716001O01",
+                                                        "20716001O04"]
+    assert checks["sold-out"].problems == [
+        "create_flight_order: Insufficient seat inventory for the specified date"]
+    assert checks["two-rooms"].problems == ["a hotel order holds one room, not 2"]
+    assert checks["mispriced"].feasible and checks["mispriced"].computed == [
+        "unit price 626.0 (task: 600.0)", "total_price 626.0 (task: 600.0)"]
+    assert report.feasible == 0 and report.total == 1
