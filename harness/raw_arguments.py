@@ -50,6 +50,9 @@ class Resent:
 
     arguments: dict[str, str] = field(default_factory=dict)
     null_content: set[str] = field(default_factory=set)
+    #: False: re-send only `content: null`; arguments go out re-serialised from the parse
+    #: (`json.dumps`), as harnesses that keep parsed calls do (VitaBench)
+    keep_arguments: bool = True
 
 
 _resend: ContextVar[Resent | None] = ContextVar("envfactory_raw_arguments_resend",
@@ -74,7 +77,8 @@ def install(model: Model) -> Model:
             if found is not None:
                 found.update(parsed)
             if resent is not None:
-                resent.arguments.update(parsed)
+                if resent.keep_arguments:
+                    resent.arguments.update(parsed)
                 message = getattr(result[0], "message", None)
                 if message is not None and message.id and _null_content(response):
                     resent.null_content.add(message.id)
@@ -97,12 +101,12 @@ def capture() -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def resend() -> Iterator[Resent]:
+def resend(arguments: bool = True) -> Iterator[Resent]:
     """Re-send, in later history, the tool calls of the model calls made inside the block
     (models wrapped by `install`) as the provider returned them, instead of Inspect's
-    re-serialisation."""
+    re-serialisation; with `arguments=False`, only the messages' `content: null`."""
     _install_serialisers()
-    sent = Resent()
+    sent = Resent(keep_arguments=arguments)
     token = _resend.set(sent)
     try:
         yield sent

@@ -1,0 +1,158 @@
+"""VitaBench's conversation on the harness episode loop (upstream 96f3b85's orchestrator).
+
+What upstream does, and the `Rules` that say it:
+
+- The agent opens with the fixed greeting of the run's language; the user simulator
+  sees it, the agent's own requests never hold it (its history starts empty): its first
+  request is [system, user].
+- Each hop (agent → user, user → agent, one batch of tool executions) is one step; after
+  every step — a pending tool call included — `max_steps` (300) ends the run as
+  MAX_STEPS, overwriting a stop on that same step.
+- The agent ends the run with `###STOP###` anywhere in its text, tool calls or not (the
+  calls of that message never run); the user with `###STOP###`, `###TRANSFER###` or
+  `###OUT-OF-SCOPE###` in a message.
+- An agent message with neither text nor tool calls is generated again, three
+  generations in all; still empty, the run ends as INVALID_AGENT_MESSAGE.
+- Upstream counts no tool errors (`num_errors` is never incremented), so there is no
+  error limit.
+- Where upstream's simulation raises — an empty user message fails its validation,
+  tool-call arguments that are not JSON fail `json.loads` — `run_task` runs the whole
+  task again from scratch, up to 3 more times. Here the episode ends as USER_ERROR /
+  AGENT_ERROR and the solver starts a fresh episode, as often (`TASK_RETRIES`).
+- Sampling: upstream's request body carries the model's `models.yaml` entry, whose
+  default temperature is 0.0, and no seed; `harness.sampling` lets the user override.
+
+Tools are the release's objects (`VitaEnvironment.tool_objects()`), sent unchanged to
+OpenAI-compatible providers, executed on the task's own database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Model, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store_as
+
+from envs.base import ToolResult
+from envs.vitabench.factory import environment_for
+from envs.vitabench.release import Language, release
+from harness import raw_arguments
+from harness.episode import (
+    Episode,
+    EpisodeProgress,
+    Rules,
+    Side,
+    SimulatedUser,
+    Termination,
+    json_decode,
+)
+from harness.sampling import role_config
+from harness.tool_backends import RequestorBackend, official_tool_info
+from harness.trajectory import Role
+from tasks._vitabench.dataset import task_by_id
+from tasks._vitabench.prompts import GREETING, agent_system_prompt, user_system_prompt
+
+__all__ = ["MAX_STEPS", "TASK_RETRIES", "TEMPERATURE", "episode", "upstream_termination",
+           "vitabench_solver"]
+
+#: upstream defaults (config.py)
+MAX_STEPS = 300
+TEMPERATURE = 0.0
+#: `run_task`'s retries of a simulation that raised
+TASK_RETRIES = 3
+#: agent generations of one message before INVALID_AGENT_MESSAGE (orchestrator.py)
+AGENT_GENERATIONS = 3
+AGENT_STOP_TOKEN = "###STOP###"
+USER_STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+#: the terminations upstream's run would have retried (its simulation raised)
+CRASHES = (Termination.AGENT_ERROR, Termination.USER_ERROR)
+
+#: our terminations in upstream's `TerminationReason` names (what results files hold)
+_UPSTREAM_NAMES = {
+    Termination.USER_STOP: "user_stop",
+    Termination.AGENT_STOP: "agent_stop",
+    Termination.MAX_STEPS: "max_steps",
+    Termination.TOO_MANY_ERRORS: "too_many_errors",
+    Termination.INVALID_AGENT_MESSAGE: "invalid_agent_message",
+}
+
+
+def upstream_termination(termination: Termination | None) -> str:
+    """Upstream's name for how a run ended; ours where upstream has none (an episode
+    that crashed through every retry, an Inspect limit)."""
+    if termination is None:
+        return "none"
+    return _UPSTREAM_NAMES.get(termination, termination.value)
+
+
+def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Model,
+            revision: str, max_steps: int = MAX_STEPS,
+            history: list[ChatMessage] | None = None,
+            agent_config: GenerateConfig | None = None,
+            user_config: GenerateConfig | None = None) -> Episode:
+    """One VitaBench conversation: the task's environment behind a backend, upstream's
+    prompts and rules."""
+    files = release(revision)
+    env = environment_for(dict(task), language)
+    offered: dict[Role, list[tuple[Any, Role]]] = {
+        "assistant": [(official_tool_info(o), "assistant") for o in env.tool_objects()]}
+
+    def execute(_: Role, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        return env.call(name, arguments)
+
+    backend = RequestorBackend(execute, offered,
+                               snapshot=lambda: {"vitabench": env.snapshot()})
+    rules = Rules(max_steps=max_steps, max_errors=None, limits_wait_for_env=False,
+                  greeting=GREETING[language], greeting_in_agent_requests=False,
+                  agent_stop_tokens=(AGENT_STOP_TOKEN,), stop_token_with_calls=True,
+                  empty_retries=AGENT_GENERATIONS - 1, empty_message="invalid",
+                  decode=json_decode, undecodable_call="end")
+    history = history if history is not None else []
+    history.append(ChatMessageSystem(content=agent_system_prompt(files, dict(task), language)))
+    agent_side = Side(role="assistant", model=agent, history=history,
+                      tools=backend.tools("assistant"), config=agent_config)
+    simulated = SimulatedUser(
+        Side(role="user", model=user,
+             history=[ChatMessageSystem(content=user_system_prompt(files, dict(task),
+                                                                   language))],
+             config=user_config),
+        stop_tokens=USER_STOP_TOKENS)
+    return Episode(agent_side, backend, rules, user=simulated)
+
+
+@solver
+def vitabench_solver(task_set: str, language: Language, revision: str,
+                     max_steps: int = MAX_STEPS, temperature: float = TEMPERATURE) -> Solver:
+    """Run one VitaBench conversation (again from scratch after a crash, as upstream);
+    its record is the episode's progress in the store. The sampling each role was sent
+    and the attempts made are in the sample's metadata."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        task = task_by_id(release(revision), task_set, language, str(state.sample_id))
+        agent = get_model()
+        user = get_model(role="user", default=agent)
+        agent_config = role_config(agent, temperature)
+        user_config = role_config(user, temperature)
+        state.metadata["sampling"] = {
+            "assistant": agent_config.model_dump(exclude_none=True),
+            "user": user_config.model_dump(exclude_none=True)}
+        crashes: list[str] = []
+        for attempt in range(1, 2 + TASK_RETRIES):
+            state.messages = []
+            store_as(EpisodeProgress).detail = None
+            # upstream re-sends a message's content as the provider gave it (null
+            # beside tool calls) and its calls' arguments as `json.dumps` of the parse
+            with raw_arguments.resend(arguments=False):
+                done = await episode(task, language, agent, user, revision, max_steps,
+                                     history=state.messages, agent_config=agent_config,
+                                     user_config=user_config).run()
+            state.metadata["attempts"] = attempt
+            if done.termination not in CRASHES:
+                break
+            crashes.append(f"{done.termination}: {done.detail}")
+        state.metadata["crashes"] = crashes
+        return state
+
+    return solve
