@@ -5,10 +5,13 @@ the official release (commit 96f3b85, `vita.domains.ota.environment.get_environm
 hand-made OTA environment `ota_environment.json` (see `ota_data.py`; no OTA task file is in
 the shared snapshot): each call sent through upstream's `Environment.get_response`, its
 tool message content and error flag kept, plus upstream's database dump after the last
-call. 114 English calls exercise all 38 tools: searches and their ranking, the four kinds
+call. 125 English calls exercise all 38 tools: searches and their ranking, the four kinds
 of booking with prices, stock, payment, modification of flights and trains (dearer and
 cheaper dates, tasks' dict products), cancellations with refunds, order searches by date
-and status, refusals (asserts) and errors. Upstream's order ids hash the wall clock; the
+and status, refusals (asserts) and errors, unconverted arguments (a fractional ticket count
+fails on the ticket model *after* taking the stock, and the stock stays taken, as upstream's;
+that error text quotes pydantic's docs URL, so it is pydantic-version specific: 2.14 in both
+recordings). Upstream's order ids hash the wall clock; the
 recording pinned that clock to the port's stand-in (task time as a UTC epoch + orders so
 far). The focused tests below restate a few recorded outcomes by hand, with the arithmetic.
 """
