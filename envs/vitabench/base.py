@@ -41,6 +41,11 @@ from envs.vitabench.search import fuzzy_ratio_match, rerank_scored
 __all__ = ["Refusal", "VitaEnvironment", "check_time_format", "require", "vita_text"]
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+#: the language of `get_date_holiday_info`'s names. Upstream calls `holidays.China()`
+#: without one, so `holidays` picks it through gettext from the process locale (LANGUAGE,
+#: LC_ALL, LC_MESSAGES, LANG): "National Day" under C or en_US, "国庆节" under zh_CN. Pinned
+#: to what upstream answers under the C/en locales (identical to holidays' en_US names).
+HOLIDAY_NAMES = "en_US"
 
 
 class Refusal(AssertionError):
@@ -296,7 +301,7 @@ class VitaEnvironment(Environment):
         require(check_time_format(date, "%Y-%m-%d"),
                 f"Date format error, should be yyyy-mm-dd, actual: {date}")
         day = datetime.strptime(date, "%Y-%m-%d")
-        name = holidays.China(years=day.year).get(day)
+        name = holidays.China(years=day.year, language=HOLIDAY_NAMES).get(day)
         return name if name is not None else f"Date {date} is not a holiday"
 
     @tool
