@@ -21,6 +21,7 @@ formulas; upstream's judge sees only what the tools return, so it is reported, n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -29,8 +30,9 @@ from pydantic import BaseModel
 from envs.vitabench.base import VitaEnvironment
 from envs.vitabench.release import Language
 
-__all__ = ["AGENT_PAID", "OrderCheck", "Outcome", "Recreator", "Report", "TaskFeasibility",
-           "check_task", "check_tasks", "required_orders"]
+__all__ = ["AGENT_PAID", "ID_FIELDS", "OrderCheck", "Outcome", "Recreator", "Report",
+           "TaskFeasibility", "check_task", "check_tasks", "known_recreators", "main", "record_id",
+           "required_orders"]
 
 #: statuses that, for the agent, mean "created and paid"
 AGENT_PAID = frozenset({"paid", "processed", "in-progress", "delivered", "unconsumed",
@@ -113,12 +115,23 @@ class Report(BaseModel):
                 if check.feasible and check.computed]
 
 
+#: the id fields of a required record (instore's books and reservations have their own)
+ID_FIELDS = ("order_id", "book_id", "reservation_id")
+
+
+def record_id(record: Mapping[str, Any]) -> str:
+    for field in ID_FIELDS:
+        if record.get(field):
+            return str(record[field])
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+
+
 def required_orders(task: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each required order id once, as the last expected state that lists it has it."""
+    """Each required record once (by id), as the last expected state that lists it has it."""
     orders: dict[str, dict[str, Any]] = {}
     for state in (task.get("evaluation_criteria") or {}).get("expected_states") or []:
         for order in state.get("required_orders") or []:
-            orders[order["order_id"]] = order
+            orders[record_id(order)] = order
     return list(orders.values())
 
 
@@ -136,8 +149,8 @@ def check_task(task: Mapping[str, Any], env: VitaEnvironment,
                 outcome = recreate(env, order)
             except Exception as e:  # noqa: BLE001 - a data problem, reported as such
                 outcome = Outcome(problems=[f"recreator failed: {type(e).__name__}: {e}"])
-        checks.append(OrderCheck(order_id=order["order_id"], order_type=order_type,
-                                 existing=order["order_id"] in initial,
+        checks.append(OrderCheck(order_id=record_id(order), order_type=order_type,
+                                 existing=record_id(order) in initial,
                                  problems=outcome.problems, computed=outcome.computed))
     return TaskFeasibility(task_id=str(task["id"]), orders=checks)
 
@@ -155,3 +168,45 @@ def check_tasks(tasks: Iterable[Mapping[str, Any]], language: Language,
             continue
         results.append(check_task(task, env, recreators))
     return Report(language=language, tasks=results)
+
+
+def known_recreators() -> dict[str, Recreator]:
+    """Every domain module's `RECREATORS` (by order type)."""
+    import importlib
+
+    found: dict[str, Recreator] = {}
+    for module in ("envs.vitabench.delivery", "envs.vitabench.instore", "envs.vitabench.ota"):
+        found.update(getattr(importlib.import_module(module), "RECREATORS", {}))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m envs.vitabench.feasibility --set delivery --language zh`: the figure
+    and its exceptions for one task set (files from `envs.vitabench.release`)."""
+    import argparse
+
+    from envs.vitabench.factory import environment_for
+    from envs.vitabench.release import DEFAULT_REVISION, LANGUAGES, TASK_SETS, release
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--set", choices=list(TASK_SETS), default="delivery")
+    parser.add_argument("--language", choices=list(LANGUAGES), default="zh")
+    parser.add_argument("--revision", default=DEFAULT_REVISION)
+    args = parser.parse_args(argv)
+    files = release(args.revision)
+    tasks = json.loads(files.tasks_path(args.set, args.language).read_text(encoding="utf-8"))
+    report = check_tasks(tasks, args.language,
+                         lambda task, language: environment_for(task, language, args.revision),
+                         known_recreators())
+    orders = [check for task in report.tasks for check in task.orders]
+    print(f"{args.set} {args.language}: {report.feasible}/{report.total} tasks feasible "
+          f"({report.exact} exact), {sum(c.feasible for c in orders)}/{len(orders)} orders")
+    for line in report.exceptions():
+        print(f"  infeasible  {line}")
+    for line in report.differences():
+        print(f"  computed    {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
