@@ -31,7 +31,8 @@ from envs.vitabench.base import VitaEnvironment
 from envs.vitabench.release import Language
 
 __all__ = ["AGENT_PAID", "ID_FIELDS", "OrderCheck", "Outcome", "Recreator", "Report",
-           "TaskFeasibility", "check_task", "check_tasks", "known_recreators", "main", "record_id",
+           "TaskFeasibility", "check_task", "check_tasks", "known_recreators", "main",
+           "record_id", "record_type",
            "required_orders"]
 
 #: statuses that, for the agent, mean "created and paid"
@@ -119,6 +120,16 @@ class Report(BaseModel):
 ID_FIELDS = ("order_id", "book_id", "reservation_id")
 
 
+def record_type(record: Mapping[str, Any]) -> str:
+    """The key of a record's recreator: its `order_type`, else "book" / "reservation"."""
+    if record.get("order_type"):
+        return str(record["order_type"])
+    for field in ID_FIELDS[1:]:
+        if field in record:
+            return field.removesuffix("_id")
+    return "?"
+
+
 def record_id(record: Mapping[str, Any]) -> str:
     for field in ID_FIELDS:
         if record.get(field):
@@ -140,7 +151,7 @@ def check_task(task: Mapping[str, Any], env: VitaEnvironment,
     initial = set((env.db.orders or {}).keys())
     checks = []
     for order in required_orders(task):
-        order_type = order.get("order_type", "?")
+        order_type = record_type(order)
         recreate = recreators.get(order_type)
         if recreate is None:
             outcome = Outcome(problems=[f"no recreator for order type {order_type!r}"])
