@@ -1,8 +1,9 @@
 """OTA task databases for tests and benchmarks.
 
-`fixture_environment()` is the hand-made OTA task environment of
+`fixture_environment(language)` is the hand-made OTA task environment of
 `tests/data/vitabench/official/ota_environment.json` (no OTA task file is in the shared
-snapshot): six hotels, three attractions, four flights and four trains in Hangzhou,
+snapshot), or its Chinese twin `ota_environment_zh.json` (every text translated, ids and
+numbers kept): six hotels, three attractions, four flights and four trains in Hangzhou,
 Shanghai and Beijing over 2025-07-19..21, five orders of the user (paid train, hotel and
 flight orders, an unpaid attraction order, a cancelled hotel order), weather, locations and
 history, in the field shapes upstream's `OTADB` loads and with orders shaped as the shipped
@@ -41,13 +42,14 @@ _ROOMS = ["Standard Double Room", "Deluxe King Room", "Twin Room", "Family Suite
 
 
 @cache
-def _fixture_text() -> str:
-    return (OFFICIAL / "ota_environment.json").read_text(encoding="utf-8")
+def _fixture_text(language: str) -> str:
+    name = "ota_environment.json" if language == "en" else f"ota_environment_{language}.json"
+    return (OFFICIAL / name).read_text(encoding="utf-8")
 
 
-def fixture_environment() -> dict[str, Any]:
-    """A fresh copy of the hand-made OTA task environment."""
-    loaded: dict[str, Any] = json.loads(_fixture_text())
+def fixture_environment(language: str = "en") -> dict[str, Any]:
+    """A fresh copy of the hand-made OTA task environment ("en" or "zh")."""
+    loaded: dict[str, Any] = json.loads(_fixture_text(language))
     return loaded
 
 

@@ -2,18 +2,19 @@
 
 Ground truth: `tests/data/vitabench/official/ota_calls_{en,zh}.json`, recorded by running
 the official release (commit 96f3b85, `vita.domains.ota.environment.get_environment`) on the
-hand-made OTA environment `ota_environment.json` (see `ota_data.py`; no OTA task file is in
-the shared snapshot): each call sent through upstream's `Environment.get_response`, its
-tool message content and error flag kept, plus upstream's database dump after the last
-call. 125 English calls exercise all 38 tools: searches and their ranking, the four kinds
-of booking with prices, stock, payment, modification of flights and trains (dearer and
-cheaper dates, tasks' dict products), cancellations with refunds, order searches by date
-and status, refusals (asserts) and errors, unconverted arguments (a fractional ticket count
-fails on the ticket model *after* taking the stock, and the stock stays taken, as upstream's;
-that error text quotes pydantic's docs URL, so it is pydantic-version specific: 2.14 in both
-recordings). Upstream's order ids hash the wall clock; the
-recording pinned that clock to the port's stand-in (task time as a UTC epoch + orders so
-far). The focused tests below restate a few recorded outcomes by hand, with the arithmetic.
+hand-made OTA environment `ota_environment.json` and its Chinese twin (see `ota_data.py`;
+no OTA task file is in the shared snapshot): each call sent through upstream's
+`Environment.get_response`, its tool message content and error flag kept, plus upstream's
+database dump after the last call. 126 calls per language exercise all 38 tools: searches
+and their ranking, the four kinds of booking with prices, stock, payment, modification of
+flights and trains (dearer and cheaper dates, tasks' dict products), cancellations with
+refunds, order searches by date and status, refusals (asserts) and errors, unconverted
+arguments (a fractional ticket count fails on the ticket model *after* taking the stock,
+and the stock stays taken, as upstream's; that error text quotes pydantic's docs URL, so
+it is pydantic-version specific: 2.14 in both recordings). Upstream's order ids hash the
+wall clock; the recording pinned that clock to the port's stand-in (task time as a UTC
+epoch + orders so far). The focused tests below restate a few recorded outcomes by hand,
+with the arithmetic.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ USER = "U200317"
 
 
 def fresh(language: str = "en") -> OTAEnvironment:
-    env = OTAEnvironment.from_environment(fixture_environment(), language)  # type: ignore[arg-type]
+    env = OTAEnvironment.from_environment(fixture_environment(language),
+                                          language)  # type: ignore[arg-type]
     assert isinstance(env, OTAEnvironment)
     return env
 
@@ -97,6 +99,22 @@ def test_hotel_search_ranks_by_partial_ratio_with_a_loose_city_filter(vita_data:
     assert "products=" not in text  # str(), not repr()
     no_keywords = env.call("hotel_search_recommand", {"city_name": "Hangzhou"}).text()
     assert ids(no_keywords, "hotel_id") == list(fixture_environment()["hotels"])  # all score 0
+
+
+def test_chinese_search_ranking_and_city_filter(vita_data: Path) -> None:
+    """In Chinese the city filter bites (partial ratio of "杭州" against a Shanghai or
+    Beijing address is 0), but one shared character is half a two-character name: "上海"
+    finds the West Lake cruise at 湖滨路, 上城区 (50 >= 40). "游泳池湖景" puts the lake-view
+    hotel (name 杭州西湖湖景酒店) first."""
+    env = fresh("zh")
+    text = env.call("hotel_search_recommand", {"city_name": "杭州",
+                                               "key_words": ["游泳池", "湖景"]}).text()
+    assert ids(text, "hotel_id") == ["H330106001", "H330108004", "H330106002", "H330102003"]
+    assert env.call("hotel_search_recommand", {"city_name": "成都"}).text().startswith(
+        "No hotels found")
+    shanghai = env.call("attractions_search_recommend", {"city_name": "上海",
+                                                         "key_words": ["主题乐园"]}).text()
+    assert ids(shanghai, "attraction_id") == ["A310115003", "A330106002"]
 
 
 def test_a_hotel_booking_with_price_payment_and_cancellation(vita_data: Path) -> None:
