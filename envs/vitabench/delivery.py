@@ -113,7 +113,11 @@ class DeliveryEnvironment(VitaEnvironment):
             raise ValueError(f"{product_id} is not a delivery product")
         return product
 
-    def _get_delivery_order(self, order_id: str) -> Order:
+    def _get_delivery_order(self, order_id: str | None) -> Any:
+        """The delivery order `order_id`; for None, as upstream, the list of all delivery
+        orders (on which the calling tool then fails)."""
+        if order_id is None:
+            return [o for o in self.db.orders.values() if o.order_type == "delivery"]
         if order_id not in self.db.orders:
             raise ValueError(f"Order {order_id} not found")
         order: Order = self.db.orders[order_id]

@@ -12,6 +12,7 @@ clock to the port's deterministic stand-in (task time as a UTC epoch + orders so
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,28 @@ def replay(record: dict[str, Any]) -> list[tuple[int, str, str, str]]:
 def test_every_call_matches_the_official_tool_message(vita_data: Path,
                                                       record: dict[str, Any]) -> None:
     assert replay(record) == []
+
+
+FUZZ: list[dict[str, Any]] = json.loads((OFFICIAL / "delivery_fuzz.json").read_text())
+
+
+@pytest.mark.parametrize("record", FUZZ, ids=lambda r: f"{r['task_id']}-{r['language']}")
+def test_odd_arguments_fail_or_refuse_as_upstream(vita_data: Path,
+                                                  record: dict[str, Any]) -> None:
+    """`delivery_fuzz.json`: 250 seeded random calls per task (6 tasks) with arguments of
+    every JSON type, missing and extra keys — what models send — recorded from the
+    official code (tool message sha256 and head)."""
+    language = LANG[record["language"]]
+    task = delivery_tasks(language)[record["task_id"]]
+    env = DeliveryEnvironment.from_environment(task["environment"], language)
+    mismatches = []
+    for call in record["calls"]:
+        result = env.call(call["name"], call["arguments"])
+        digest = hashlib.sha256(result.text().encode()).hexdigest()
+        if digest != call["content_sha256"] or result.ok == call["error"]:
+            mismatches.append((call["name"], call["arguments"], call["content_head"],
+                               result.text()[:160]))
+    assert mismatches == []
 
 
 def test_the_recording_covers_every_delivery_and_toolkit_tool(vita_data: Path) -> None:
