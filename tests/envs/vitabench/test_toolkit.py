@@ -87,3 +87,35 @@ def test_refusals_answer_and_errors_fail(vita_data: Path) -> None:
     unbound = env.call("get_nearby", {"longitude": 1})
     assert unbound.text() == ("Error: ToolKitBase.get_nearby() missing 2 required positional "
                               "arguments: 'latitude' and 'range'")
+
+
+@pytest.mark.parametrize(("language", "year", "name", "answer"), [
+    ("zh", "2025", "中秋节", "2025-10-06"),
+    ("en", "2025", "Mid-Autumn Festival", "2025-10-06"),
+    ("en", "2024", "Dragon Boat", "2024-06-10"),
+    ("zh", "2026", "国庆节", "Holiday data for year 2026 not found"),
+    ("en", "2025", "中秋节", "Holiday named '中秋节' not found in year 2025"),
+])
+def test_holiday_dates_by_language(vita_data: Path, language: Language, year: str, name: str,
+                                   answer: str) -> None:
+    """Hand-checked: Mid-Autumn 2025 fell on 6 October, the Dragon Boat Festival 2024 on
+    10 June; each language matches only its own names."""
+    env = DeliveryEnvironment({"stores": {}, "orders": {}}, language)
+    assert env.call("get_holiday_date", {"year": year, "holiday_name": name}).text() == answer
+
+
+@pytest.mark.parametrize("locale", ["C.UTF-8", "zh_CN.UTF-8"])
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_holiday_info_is_the_chinese_calendar_named_as_under_a_c_locale(
+        vita_data: Path, monkeypatch: pytest.MonkeyPatch, language: Language,
+        locale: str) -> None:
+    """Hand-checked: 1 October is National Day, 2025-05-31 the Dragon Boat Festival,
+    2025-06-21 an ordinary Saturday. Upstream's names follow the process locale (gettext);
+    ours are pinned to what it says under C/en (as recorded), whatever the locale."""
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.setenv(variable, locale)
+    env = DeliveryEnvironment({"stores": {}, "orders": {}}, language)
+    answers = [env.call("get_date_holiday_info", {"date": d}).text()
+               for d in ("2025-10-01", "2025-05-31", "2025-06-21")]
+    assert answers == ["National Day", "Dragon Boat Festival",
+                       "Date 2025-06-21 is not a holiday"]
