@@ -25,16 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from envs.base import tool
 from envs.vitabench.base import VitaEnvironment, check_time_format, require
+from envs.vitabench.feasibility import AGENT_PAID, Outcome, Recreator
 from envs.vitabench.instore_models import BookInfo, InStoreDB, ReservationInfo, Shop, ShopProduct
 from envs.vitabench.models import Order
 from envs.vitabench.search import rerank
 
-__all__ = ["SEARCH_TOP_K", "STRICT", "InStoreEnvironment", "StatusReading", "record_id",
-           "record_kind", "recreate_required"]
+__all__ = ["AGENT_TERMS", "RECREATORS", "SEARCH_TOP_K", "STRICT", "STRICT_RECREATORS",
+           "InStoreEnvironment", "StatusReading", "record_kind", "recreate"]
 
 #: how many shops or packages a search returns (upstream's `top_k` in these two tools)
 SEARCH_TOP_K = 1000
@@ -349,45 +350,51 @@ def record_kind(record: Mapping[str, Any]) -> RecordKind:
     return "unknown"
 
 
-def record_id(record: Mapping[str, Any]) -> str:
-    """The id of a required record, whichever of the three keys it uses."""
-    return str(record.get("order_id") or record.get("book_id")
-               or record.get("reservation_id"))
-
-
 @dataclass(frozen=True)
 class StatusReading:
-    """How an expected status is read: `paying` are the statuses reached by paying what
-    was created; `agent_terms` counts any two of them as the same (the agent cannot tell
-    a paid package from an unconsumed one: the rest is the merchant's)."""
+    """How an expected status is read. `paying`: the expected statuses a recreator
+    reaches by paying what it made. `agent_terms`: any two of those count as the same
+    (the agent cannot tell a paid package from an unconsumed one: the rest is the
+    merchant's), and a reservation, which no tool pays, is reached by making it unless
+    it is expected cancelled."""
 
     paying: frozenset[str]
     agent_terms: bool = False
 
-    def same(self, got: str, want: str) -> bool:
-        return got == want or (self.agent_terms and got in self.paying and want in self.paying)
+    def same(self, kind: RecordKind, got: str, want: str) -> bool:
+        if got == want or not self.agent_terms:
+            return got == want
+        if kind == "reservation":
+            return got == "unconsumed" and want != "cancelled"
+        return got in self.paying and want in self.paying
 
 
-#: statuses compared as they are (the official run's reading)
+#: statuses compared as they are (the reading of the official-code run in the tests)
 STRICT = StatusReading(frozenset({"paid"}))
+#: the feasibility runner's reading (`envs.vitabench.feasibility.AGENT_PAID`)
+AGENT_TERMS = StatusReading(AGENT_PAID, agent_terms=True)
 
 
-def recreate_required(env: InStoreEnvironment, record: Mapping[str, Any],
-                      statuses: StatusReading = STRICT) -> tuple[bool, str]:
-    """Re-create one required record of a task in `env` with the tools, as an agent
-    would (create it, or find it among the initial records; then pay, modify or cancel it
-    to reach the expected status), and compare it with `record` on the fields the tools
-    set. Returns (equal, what differs or why it could not be made). Ids and update times
-    are not compared: upstream's ids hash the wall clock, its times are the task's clock,
-    while the expected records hold invented ones."""
+def recreate(env: VitaEnvironment, record: Mapping[str, Any],
+             statuses: StatusReading = AGENT_TERMS) -> Outcome:
+    """Bring `env` to one required record of an in-store task with the tools, as an
+    agent would (see `envs.vitabench.feasibility`): an order, booking or reservation
+    already in the world is found; a new one is made from the record's shop, package
+    and quantity, or time and party size; then it is paid, modified or cancelled as its
+    status says. Problems: a call refused, or a field the agent chooses (shop, package,
+    quantity, time, party, customer, status) differs. Computed: prices (the package's
+    unit price, the total, the shop's booking price) differ from the task's. Ids and
+    update times are never compared (upstream's ids hash the wall clock, its times are
+    the task's clock; the records hold invented ones)."""
+    instore = cast(InStoreEnvironment, env)
     kind = record_kind(record)
     if kind == "order":
-        return _recreate_order(env, record, statuses)
+        return _recreate_order(instore, record, statuses)
     if kind == "book":
-        return _recreate_book(env, record, statuses)
+        return _recreate_book(instore, record, statuses)
     if kind == "reservation":
-        return _recreate_reservation(env, record, statuses)
-    return False, f"unknown record kind {sorted(record)}"
+        return _recreate_reservation(instore, record, statuses)
+    return Outcome(problems=[f"unknown record kind {sorted(record)}"])
 
 
 def _created_id(env: InStoreEnvironment, name: str, arguments: dict[str, Any],
@@ -401,60 +408,62 @@ def _created_id(env: InStoreEnvironment, name: str, arguments: dict[str, Any],
 
 
 def _recreate_order(env: InStoreEnvironment, record: Mapping[str, Any],
-                    statuses: StatusReading) -> tuple[bool, str]:
+                    statuses: StatusReading) -> Outcome:
     db = env.db
-    orders = db.orders or {}
-    if record["order_id"] in orders:
+    if record["order_id"] in (db.orders or {}):
         order_id = record["order_id"]
     else:
         if len(record["products"]) != 1:
-            return False, (f"{len(record['products'])} products in one order "
-                           "(the tool takes one product_id)")
+            return Outcome(problems=[f"{len(record['products'])} products in one order "
+                                     "(the tool takes one product_id)"])
         product = record["products"][0]
         created, text = _created_id(env, "create_instore_product_order", {
             "user_id": db.user_id, "shop_id": record["store_id"],
             "product_id": product["product_id"], "quantity": product.get("quantity", 1)},
             "order_id")
         if created is None:
-            return False, f"create failed: {text[:120]}"
+            return Outcome(problems=[f"create_instore_product_order: {text[:160]}"])
         order_id = created
     order = env.db.orders[order_id]  # type: ignore[index]
     if record["status"] in statuses.paying and order.status == "unpaid":
         env.call("pay_instore_order", {"order_id": order_id})
     elif record["status"] == "cancelled" and order.status != "cancelled":
         env.call("instore_cancel_order", {"order_id": order_id})
-    order = env.db.orders[order_id]  # type: ignore[index]
-    diffs = []
+    problems, computed = [], []
     if order.store_id != record["store_id"]:
-        diffs.append("store_id")
+        problems.append(f"store_id {order.store_id} (expected {record['store_id']})")
+    if not statuses.same("order", order.status, record["status"]):
+        problems.append(f"status {order.status} (expected {record['status']})")
+    made = [_product_fields(p) for p in order.products]
+    wanted = [(p["product_id"], p.get("quantity"), float(p["price"]))
+              for p in record["products"]]
+    if [m[:2] for m in made] != [w[:2] for w in wanted]:
+        problems.append(f"products {[m[:2] for m in made]} "
+                        f"(expected {[w[:2] for w in wanted]})")
+    elif [m[2] for m in made] != [w[2] for w in wanted]:
+        computed.append(f"unit prices {[m[2] for m in made]} (task: {[w[2] for w in wanted]})")
     if float(order.total_price) != float(record["total_price"]):
-        diffs.append(f"total_price {order.total_price} != {record['total_price']}")
-    if not statuses.same(order.status, record["status"]):
-        diffs.append(f"status {order.status} != {record['status']}")
-    got = [_product_key(p) for p in order.products]
-    want = [(p["product_id"], p.get("quantity")) for p in record["products"]]
-    if got != want:
-        diffs.append(f"products {got} != {want}")
-    return not diffs, "; ".join(diffs)
+        computed.append(f"total_price {order.total_price} (task: {record['total_price']})")
+    return Outcome(problems=problems, computed=computed)
 
 
-def _product_key(product: Any) -> tuple[Any, Any]:
+def _product_fields(product: Any) -> tuple[Any, Any, float]:
     if isinstance(product, ShopProduct):
-        return product.product_id, product.quantity
-    return product["product_id"], product.get("quantity")
+        return product.product_id, product.quantity, float(product.price)
+    return product["product_id"], product.get("quantity"), float(product.get("price", 0))
 
 
-def _field_diffs(model: Any, record: Mapping[str, Any], fields: tuple[str, ...],
-                 statuses: StatusReading) -> list[str]:
-    diffs = [f"{f} {getattr(model, f)!r} != {record[f]!r}"
-             for f in fields if getattr(model, f) != record[f]]
-    if not statuses.same(model.status, record["status"]):
-        diffs.append(f"status {model.status!r} != {record['status']!r}")
-    return diffs
+def _field_problems(kind: RecordKind, model: Any, record: Mapping[str, Any],
+                    fields: tuple[str, ...], statuses: StatusReading) -> list[str]:
+    problems = [f"{f} {getattr(model, f)!r} (expected {record[f]!r})"
+                for f in fields if getattr(model, f) != record[f]]
+    if not statuses.same(kind, model.status, record["status"]):
+        problems.append(f"status {model.status} (expected {record['status']})")
+    return problems
 
 
 def _recreate_book(env: InStoreEnvironment, record: Mapping[str, Any],
-                   statuses: StatusReading) -> tuple[bool, str]:
+                   statuses: StatusReading) -> Outcome:
     db = env.db
     book_id = record.get("book_id") or record.get("reservation_id")
     if book_id not in db.books:
@@ -462,23 +471,24 @@ def _recreate_book(env: InStoreEnvironment, record: Mapping[str, Any],
             "user_id": db.user_id, "shop_id": record["shop_id"], "time": record["book_time"],
             "customer_count": record["customer_count"]}, "book_id")
         if created is None:
-            return False, f"book failed: {text[:120]}"
+            return Outcome(problems=[f"instore_book: {text[:160]}"])
         book_id = created
     book = env.db.books[book_id]
     if record["status"] in statuses.paying and book.status == "unpaid":
         env.call("pay_instore_book", {"book_id": book_id})
     elif record["status"] == "cancelled" and book.status != "cancelled":
         env.call("instore_cancel_book", {"book_id": book_id})
-    book = env.db.books[book_id]
-    diffs = _field_diffs(book, record, ("shop_id", "book_time", "customer_count",
-                                        "customer_id"), statuses)
+    problems = _field_problems("book", book, record, ("shop_id", "book_time",
+                                                      "customer_count", "customer_id"),
+                               statuses)
+    computed = []
     if float(book.book_price) != float(record["book_price"]):
-        diffs.append(f"book_price {book.book_price} != {record['book_price']}")
-    return not diffs, "; ".join(diffs)
+        computed.append(f"book_price {book.book_price} (task: {record['book_price']})")
+    return Outcome(problems=problems, computed=computed)
 
 
 def _recreate_reservation(env: InStoreEnvironment, record: Mapping[str, Any],
-                          statuses: StatusReading) -> tuple[bool, str]:
+                          statuses: StatusReading) -> Outcome:
     db = env.db
     reservation_id = record.get("reservation_id") or record.get("book_id")
     if reservation_id in db.reservations:
@@ -495,12 +505,24 @@ def _recreate_reservation(env: InStoreEnvironment, record: Mapping[str, Any],
             "time": record["reservation_time"], "customer_count": record["customer_count"]},
             "reservation_id")
         if created is None:
-            return False, f"reservation failed: {text[:120]}"
+            return Outcome(problems=[f"instore_reservation: {text[:160]}"])
         reservation_id = created
     if (record["status"] == "cancelled"
             and env.db.reservations[reservation_id].status != "cancelled"):
         env.call("instore_cancel_reservation", {"reservation_id": reservation_id})
     reservation = env.db.reservations[reservation_id]
-    diffs = _field_diffs(reservation, record, ("shop_id", "reservation_time",
-                                               "customer_count", "customer_id"), statuses)
-    return not diffs, "; ".join(diffs)
+    return Outcome(problems=_field_problems(
+        "reservation", reservation, record,
+        ("shop_id", "reservation_time", "customer_count", "customer_id"), statuses))
+
+
+def _recreator(statuses: StatusReading) -> Recreator:
+    return lambda env, record: recreate(env, record, statuses)
+
+
+#: what `envs.vitabench.feasibility` uses to re-create this domain's records, by
+#: `feasibility.record_type`: orders ("instore"), bookings and reservations
+RECREATORS: dict[str, Recreator] = {"instore": recreate, "book": recreate,
+                                    "reservation": recreate}
+#: the same with statuses compared as they are (the official-code run's reading)
+STRICT_RECREATORS: dict[str, Recreator] = dict.fromkeys(RECREATORS, _recreator(STRICT))
