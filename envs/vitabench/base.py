@@ -13,7 +13,8 @@ tool's answer (upstream's `is_tool` wrapper returns `str(e)`); any other excepti
 it: strings unchanged, numbers via `str()`, containers as JSON whose numbers are strings.
 
 Upstream's per-thread model registries are the instance's `registry` (`models.Registry`),
-built from the state whenever one is adopted and rebuilt on a rollback.
+built from the state whenever one is adopted. There is no rollback: as upstream, a write
+that fails keeps what it changed before it failed.
 """
 
 from __future__ import annotations
@@ -136,23 +137,11 @@ class VitaEnvironment(Environment):
         super()._adopt(model)
         self.registry = Registry.of(model)
 
-    def _rollback(self, checkpoint: Any) -> None:
-        if isinstance(checkpoint, dict):  # an undo dump (see Environment._checkpoint)
-            super()._rollback(checkpoint)
-            self.registry = Registry.of(self._state)
-            return
-        assert self._base is not None
-        self._state = self.State.model_validate(self._base)
-        self.registry = Registry.of(self._state)
-        self._depth += 1
-        try:
-            for bound, arguments in self._journal:
-                try:
-                    self._execute(bound, self._parse(bound, copy.deepcopy(arguments)))
-                except Exception:  # noqa: BLE001, S110 - cannot happen: deterministic
-                    pass
-        finally:
-            self._depth -= 1
+    def _needs_checkpoint(self, tool: Any) -> bool:
+        """Never: upstream has no rollback, so a write that fails keeps what it changed
+        before failing (a delivery order whose note is no string has already registered
+        its products, with their new count, and its address)."""
+        return False
 
     def get_now(self, fmt: str = TIME_FORMAT) -> str:
         """Upstream `ToolKitBase.get_now`: the database's time, else the wall clock."""
