@@ -19,6 +19,7 @@ with the arithmetic.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -221,3 +222,30 @@ def test_required_orders_are_recreated_with_the_tools(vita_data: Path) -> None:
     assert checks["mispriced"].feasible and checks["mispriced"].computed == [
         "unit price 626.0 (task: 600.0)", "total_price 626.0 (task: 600.0)"]
     assert report.feasible == 0 and report.total == 1
+
+
+FUZZ: list[dict[str, Any]] = json.loads((OFFICIAL / "ota_fuzz.json").read_text())
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # float stock in an int field, as upstream
+@pytest.mark.parametrize("record", FUZZ, ids=lambda r: f"{r['domain']}-{r['language']}")
+def test_odd_arguments_fail_or_refuse_as_upstream(vita_data: Path,
+                                                  record: dict[str, Any]) -> None:
+    """`ota_fuzz.json`: seeded random calls (600 per language on the OTA fixture, 400 on
+    the cross fixture) with arguments of every JSON type, missing and extra keys, recorded
+    from the official code as tool-message sha256 and head, plus the sha256 of upstream's
+    final database dump."""
+    language = {"english": "en", "chinese": "zh"}[record["language"]]
+    env = environment_for({"domain": record["domain"],
+                           "environment": json.loads((OFFICIAL / record["environment"])
+                                                     .read_text())}, language)  # type: ignore[arg-type]
+    mismatches = []
+    for call in record["calls"]:
+        result = env.call(call["name"], call["arguments"])
+        digest = hashlib.sha256(result.text().encode()).hexdigest()
+        if digest != call["content_sha256"] or result.ok == call["error"]:
+            mismatches.append((call["name"], call["arguments"], call["content_head"],
+                               result.text()[:160]))
+    assert mismatches == []
+    final = json.dumps(env.snapshot(), sort_keys=True).encode()
+    assert hashlib.sha256(final).hexdigest() == record["final_db_sha256"]
