@@ -26,14 +26,19 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from envs.vitabench.base import VitaEnvironment
+from envs.vitabench.delivery import RECREATORS as DELIVERY_RECREATORS
 from envs.vitabench.delivery import DeliveryDB, DeliveryEnvironment
+from envs.vitabench.feasibility import Recreator
+from envs.vitabench.instore import RECREATORS as INSTORE_RECREATORS
 from envs.vitabench.instore import InStoreEnvironment
 from envs.vitabench.instore_models import InStoreDB
 from envs.vitabench.models import Registry
+from envs.vitabench.ota import RECREATORS as OTA_RECREATORS
 from envs.vitabench.ota import OTAEnvironment
 from envs.vitabench.ota_models import OTADB
 
-__all__ = ["CROSS_DOMAIN", "DOMAINS", "CrossDB", "CrossEnvironment", "merged_registry"]
+__all__ = ["CROSS_DOMAIN", "DOMAINS", "RECREATORS", "CrossDB", "CrossEnvironment",
+           "merged_registry"]
 
 #: upstream's domain string of the cross-domain task set, and its parts in merge order
 CROSS_DOMAIN = "delivery,instore,ota"
@@ -101,3 +106,8 @@ class CrossEnvironment(DeliveryEnvironment, InStoreEnvironment, OTAEnvironment):
         for domain in DOMAINS:
             order += [name for name in domain.tool_order() if name not in order]
         return order
+
+
+#: what `envs.vitabench.feasibility` uses to re-create a cross-domain task's records
+RECREATORS: dict[str, Recreator] = {**DELIVERY_RECREATORS, **INSTORE_RECREATORS,
+                                    **OTA_RECREATORS}

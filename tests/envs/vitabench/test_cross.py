@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from envs.vitabench.cross import CrossEnvironment
+from envs.vitabench.cross import RECREATORS, CrossEnvironment
 from envs.vitabench.delivery import DeliveryEnvironment
 from envs.vitabench.factory import environment_class, environment_for
+from envs.vitabench.feasibility import check_tasks
 from envs.vitabench.instore import InStoreEnvironment
 from envs.vitabench.ota import OTAEnvironment
 from tests.envs.vitabench.conftest import OFFICIAL
@@ -124,3 +125,26 @@ def test_the_factory_dispatches_on_the_tasks_domain(domain: str, cls: type) -> N
 def test_an_unknown_domain_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown VitaBench domain 'hotel'"):
         environment_class("hotel")
+
+
+def test_required_records_of_each_domain_are_recreated(vita_data: Path) -> None:
+    """Hand-made required records on the cross fixture, one per domain: the task's unpaid
+    delivery order paid, a new in-store package order (138 a package, paid), a new paid
+    train seat (Beijing-Hangzhou second class on 07-20: 626 + 5 = 631.0)."""
+    delivery = {**load("cross_environment.json")["orders"]["G0721005O01"], "status": "paid"}
+    package = {"order_id": "new-package", "order_type": "instore", "user_id": "U200317",
+               "store_id": "S17564423645199589_I00001", "total_price": 138.0,
+               "status": "paid", "products": [{"product_id": "S17564423645199589_P00001",
+                                               "price": 138.0, "quantity": 1}]}
+    seat = {"order_id": "new-seat", "order_type": "train", "user_id": "U200317",
+            "store_id": "T0003", "total_price": 631.0, "status": "paid",
+            "products": [{"product_id": "T0003_S002", "price": 631.0, "quantity": 1,
+                          "date": "2025-07-20", "seat_type": "second class"}]}
+    task = {"id": "cross-fixture", "domain": "delivery,instore,ota",
+            "environment": load("cross_environment.json"),
+            "evaluation_criteria": {"expected_states": [
+                {"required_orders": [delivery, package, seat]}]}}
+    report = check_tasks([task], "en", environment_for, RECREATORS)
+    assert [(c.order_id, c.problems, c.computed) for c in report.tasks[0].orders] == [
+        ("G0721005O01", [], []), ("new-package", [], []), ("new-seat", [], [])]
+    assert report.exact == report.feasible == report.total == 1
