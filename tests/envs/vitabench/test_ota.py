@@ -228,11 +228,13 @@ FUZZ: list[dict[str, Any]] = json.loads((OFFICIAL / "ota_fuzz.json").read_text()
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # float stock in an int field, as upstream
-@pytest.mark.parametrize("record", FUZZ, ids=lambda r: f"{r['domain']}-{r['language']}")
+@pytest.mark.parametrize("record", FUZZ,
+                         ids=lambda r: f"{r['domain']}-{r['language']}-{len(r['calls'])}")
 def test_odd_arguments_fail_or_refuse_as_upstream(vita_data: Path,
                                                   record: dict[str, Any]) -> None:
-    """`ota_fuzz.json`: seeded random calls (600 per language on the OTA fixture, 400 on
-    the cross fixture) with arguments of every JSON type, missing and extra keys, recorded
+    """`ota_fuzz.json`: seeded random calls (600 per language on the OTA fixture, 400 and
+    600 on the cross fixture, the last drawing ids and addresses of all three domains) with
+    arguments of every JSON type, missing and extra keys, recorded
     from the official code as tool-message sha256 and head, plus the sha256 of upstream's
     final database dump."""
     language = {"english": "en", "chinese": "zh"}[record["language"]]
