@@ -12,7 +12,7 @@ not, since that is what the benchmark's agents were measured against:
   the other shop's package gets the last shop's package (and its price).
 - An order holds the registry's product itself, and ordering sets that product's
   `quantity` (its stock) to the quantity ordered: later searches show that number as the
-  stock, and every earlier order of the same package shows it as its quantity.
+  stock, and every order the episode made of that package shows it as its quantity.
 - Stock is never checked; a reservation is allowed at a shop that does not take them; a
   reservation starts "unconsumed" and no tool pays it; a modification without
   `customer_count` sets it to 0; cancelling works in any status but "cancelled".
@@ -54,7 +54,8 @@ class InStoreEnvironment(VitaEnvironment):
     @classmethod
     def database_fields(cls, environment: Mapping[str, Any]) -> dict[str, Any]:
         """Upstream `get_environment`: the database's own keys, and empty tables for
-        absent shops, books, reservations and orders (a present null stays null)."""
+        absent shops, books, reservations and orders (a null `orders` stays null, and
+        then ordering fails as upstream's does)."""
         fields = super().database_fields(environment)
         for table in ("shops", "books", "reservations", "orders"):
             fields.setdefault(table, {})
