@@ -18,7 +18,8 @@ not, since that is what the benchmark's agents were measured against:
   `customer_count` sets it to 0; cancelling works in any status but "cancelled".
 - A shop whose `shop_id` differs from its key in the database breaks every shop search
   ("Shop … does not exist").
-- A write that fails keeps what it changed before failing (upstream has no rollback).
+- A write that fails keeps what it changed before failing (upstream has no rollback; see
+  `VitaEnvironment`): an order whose total overflows has already set the quantity.
 """
 
 from __future__ import annotations
@@ -65,12 +66,6 @@ class InStoreEnvironment(VitaEnvironment):
     def db(self) -> InStoreDB:
         """The live database (for tools)."""
         return self._state  # type: ignore[no-any-return]
-
-    def _needs_checkpoint(self, tool: Any) -> bool:
-        """Never: upstream keeps what a failing tool changed before it failed (an order
-        whose total overflows has already set the package's quantity), so a failed
-        write is not undone here either."""
-        return False
 
     # -- helpers (upstream's private methods) -------------------------------------
 
