@@ -23,7 +23,7 @@ against:
 - Hotel order search fails ("User does not exist or has no order records") when the user
   has no hotel order at all; the other three answer with an empty text.
 - A tool that fails keeps what it changed first (1.5 tickets leave the stock, then the
-  ticket model refuses the count): failed writes are not rolled back.
+  ticket model refuses the count), as every VitaBench tool does (`VitaEnvironment`).
 
 `RECREATORS` re-create a task's required OTA orders with these tools for the feasibility
 runner (`envs.vitabench.feasibility`).
@@ -95,12 +95,6 @@ class OTAEnvironment(VitaEnvironment):
     def db(self) -> OTADB:
         """The live database (for tools)."""
         return self._state  # type: ignore[no-any-return]
-
-    def _needs_checkpoint(self, tool: Any) -> bool:
-        """Never: upstream keeps what a failing tool changed before it failed (a booking
-        of 1.5 tickets takes them from the stock, then fails on the ticket model), so a
-        failed write is not undone here either."""
-        return False
 
     # -- helpers (upstream's private methods, same names) ---------------------------
 
