@@ -66,6 +66,8 @@ def test_the_registry_is_left_as_upstreams_three_loads_leave_it(vita_data: Path)
     hotel's with the hotel's (OTA's load registers its hotels after the list)."""
     env = cross("cross_relocated_environment.json")
     assert mismatches(env, RELOCATED["calls"]) == []
+    env.restore(env.snapshot())  # a restored state is registered the same way
+    assert mismatches(env, RELOCATED["calls"]) == []
     assert [c["content"] for c in RELOCATED["calls"]] == ['["104.0", "30.0"]',
                                                         '["120.149953", "30.262631"]']
 
