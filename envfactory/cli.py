@@ -234,6 +234,11 @@ def vitabench_grade(
     out: Annotated[Path | None, typer.Option(
         help="Append results here, resuming an interrupted run (default: stdout).")] = None,
     base_url: Annotated[str | None, typer.Option(help="The judge's API base URL.")] = None,
+    judge_args: Annotated[list[str] | None, typer.Option(
+        "-M", "--judge-arg", help="The judge's model argument KEY=VALUE (YAML value), "
+        "as `inspect eval -M`; repeatable.")] = None,
+    temperature: Annotated[float | None, typer.Option(
+        help="The judge's temperature (default: upstream's 0.0).")] = None,
     revision: Annotated[str, typer.Option(help="VitaBench release revision.")] = "2025-11",
     max_concurrent: Annotated[int, typer.Option(
         min=1, help="Conversations judged at once.")] = 1,
@@ -241,11 +246,19 @@ def vitabench_grade(
     """Re-grade recorded VitaBench conversations with exactly the Inspect task's judge."""
     import asyncio
 
-    from inspect_ai.model import get_model
+    import yaml
+    from inspect_ai.model import GenerateConfig, get_model
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from tasks._vitabench.grade import grade_file
 
+    model_args = {}
+    for arg in judge_args or []:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            typer.echo(f"error: -M {arg!r}: expected KEY=VALUE", err=True)
+            raise typer.Exit(1)
+        model_args[key] = yaml.safe_load(value)
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(),
                         console=Console(stderr=True), transient=out is None)
@@ -253,7 +266,10 @@ def vitabench_grade(
     try:
         with progress:
             asyncio.run(grade_file(
-                file, get_model(judge, base_url=base_url), out, revision=revision,
+                file, get_model(judge, base_url=base_url,
+                                config=GenerateConfig(temperature=temperature), **model_args),
+                out,
+                revision=revision,
                 max_concurrent=max_concurrent,
                 on_result=lambda done, total: progress.update(bar, completed=done,
                                                               total=total)))

@@ -38,12 +38,13 @@ from datetime import datetime
 from typing import Any
 
 import yaml
-from inspect_ai.model import GenerateConfig, Model
+from inspect_ai.model import Model
 from json_repair import repair_json
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from envs.vitabench.release import DEFAULT_REVISION, UPSTREAM_LANGUAGE, Language, release
-from harness.judge import judge_reply
+from harness.judge import judge_model, judge_reply
+from harness.sampling import role_config
 from harness.trajectory import Message
 
 __all__ = ["JUDGE_TEMPERATURE", "JSON_REPAIR_VERSION", "OVERLAP", "PREMATURE", "WINDOW_SIZE",
@@ -52,7 +53,8 @@ __all__ = ["JUDGE_TEMPERATURE", "JSON_REPAIR_VERSION", "OVERLAP", "PREMATURE", "
 
 WINDOW_SIZE = 10
 OVERLAP = 2
-#: `models.yaml`'s `default.temperature`, which every judge entry inherits
+#: `models.yaml`'s `default.temperature`, which every judge entry inherits (a temperature
+#: set on the judge model or on the command line wins: `harness.sampling.role_config`)
 JUDGE_TEMPERATURE = 0.0
 #: the parser decides what an odd reply means; upstream pins none, we pin this one
 JSON_REPAIR_VERSION = importlib.metadata.version("json_repair")
@@ -242,13 +244,14 @@ async def judge_conversation(messages: list[Message], task: dict[str, Any],
     template = _template(language, revision)
     info, instruction = env_info(task, language), task["instructions"]
     spans = windows(len(trajectory))
-    config = GenerateConfig(temperature=JUDGE_TEMPERATURE)
+    judge = judge_model(model)
+    config = role_config(judge, JUDGE_TEMPERATURE)
     results = []
     for number, (start, end) in enumerate(spans, 1):
         system = template.format(env_info=info, user_instruction=instruction,
                                  window_idx=number, total_windows=len(spans))
         prompt = window_user_prompt(trajectory[start:end], start, states)
-        reply = await judge_reply(model, system, prompt, config)
+        reply = await judge_reply(judge, system, prompt, config)
         parsed, applied = _apply(reply, states)
         results.append(WindowResult(index=number, start=start + 1, end=end,
                                     reply_parsed=parsed, applied=applied, reply=reply))

@@ -144,19 +144,23 @@ def test_unknown_task_is_reported_before_any_judging(tmp_path: Path, release_dir
 def test_cli(tmp_path: Path, release_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "conversations.jsonl"
     judge = ScriptedJudge(*write_input(source))
-    asked: list[tuple[str, str | None]] = []
+    asked: list[tuple[str, str | None, dict[str, Any]]] = []
 
-    def get_model(name: str, base_url: str | None = None) -> Any:
-        asked.append((name, base_url))
+    def get_model(name: str, base_url: str | None = None, config: Any = None,
+                  **args: Any) -> Any:
+        asked.append((name, base_url, {**args, "temperature": config.temperature}))
         return judge.model
 
     monkeypatch.setattr("inspect_ai.model.get_model", get_model)
     out = tmp_path / "results.jsonl"
     result = CliRunner().invoke(app, ["vitabench", "grade", str(source), "--judge",
                                       "openai/judge-x", "--base-url", "http://judge/v1",
+                                      "-M", "max_retries=2", "-M", "org=a=b",
+                                      "--temperature", "0.5",
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert asked == [("openai/judge-x", "http://judge/v1")]
+    assert asked == [("openai/judge-x", "http://judge/v1", {"max_retries": 2, "org": "a=b",
+                                                         "temperature": 0.5})]
     check_results([json.loads(line) for line in out.read_text().splitlines()])
 
     bad = tmp_path / "bad.jsonl"

@@ -318,6 +318,14 @@ def test_judge_sampling_is_upstreams(template_dir: Path) -> None:
     assert [m.role for m in scripted.sent[0]] == ["system", "user"]
 
 
+def test_a_temperature_set_on_the_judge_wins(template_dir: Path) -> None:
+    scripted = ScriptedJudge("[]")
+    model = get_model("mockllm/model", custom_outputs=scripted, memoize=False,
+                      config=GenerateConfig(temperature=0.7))
+    asyncio.run(judge_conversation(chat(3), task(["a"]), "en", model, "user_stop"))
+    assert scripted.configs[0].temperature == 0.7
+
+
 # --- against the official code --------------------------------------------------------
 
 def fixture_messages(record: dict[str, Any]) -> list[Message]:
