@@ -21,11 +21,13 @@ grade`). What upstream does, and this reproduces:
 - Reward 1 iff every rubric is met (and there is at least one); the met fraction is
   upstream's `reward_breakdown[NL_ASSERTION]`, kept as a diagnostic.
 
-Where upstream raises (its run then fails), this keeps going, states unchanged: a reply
-that `json_repair` turns into prose (`""`, json_repair >= 0.47), a non-list, entries that
-are not objects or whose `rubric_idx` is not a string, and a final `meetExpectation` that
-pydantic cannot read as a bool (scored unmet). Tasks with expected states but no rubric at
-all (none in the 2025 data) would divide by zero upstream; here they score 0.
+Where upstream raises (its run then fails), this keeps going: a reply that `json_repair`
+turns into prose (`""`, json_repair >= 0.47), an object instead of a list, entries that are
+not objects or whose `rubric_idx` is a list or object leave the states unchanged; a final
+`meetExpectation` that pydantic cannot read as a bool (null, "maybe", a truncated "tr")
+is unmet and a non-string justification is kept as given. Tasks with expected states but
+no rubric at all (none in the 2025 data) would divide by zero upstream; here they score 0.
+`tests/data/vitabench/official/judge_replies.json` records upstream on each such reply.
 
 The prompt templates are the release's (`prompts/sliding_window_eval_template.yaml`).
 """

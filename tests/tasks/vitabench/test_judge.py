@@ -365,3 +365,39 @@ def test_window_system_prompts_equal_official(name: str, use_vitabench_data: Pat
     assert [(m[0].text, m[1].text) for m in scripted.sent] == [
         (r["system"], r["user"]) for r in record["requests"]]
     assert result.reward == record["reward"]
+
+
+# --- odd replies, against the official code -------------------------------------------
+
+REPLIES = official("judge_replies.json")
+#: where upstream raises on the reply itself (json.loads of "", `.get` on a non-object,
+#: an unhashable rubric_idx): here the states stay as window 1 left them
+KEPT = {"prose", "empty", "object not list", "string entries", "list rubric_idx",
+        "list of lists"}
+#: where upstream's final `NLRubricCheck` refuses the verbatim values: here an unreadable
+#: verdict is unmet and a null justification is kept
+UNREADABLE = {"truncated in value": (False, "ok"), "maybe string": (False, "j"),
+              "null verdict": (False, "j"), "null justification": (True, None)}
+
+
+@pytest.mark.parametrize("case", REPLIES["cases"], ids=lambda c: c["name"])
+def test_odd_replies_as_official(case: dict[str, Any], template_dir: Path) -> None:
+    scripted = ScriptedJudge(*case["replies"])
+    result = judge([Message.model_validate(m) for m in REPLIES["messages"]],
+                   REPLIES["task"], scripted)
+    got = [{"nl_rubric": r.rubric, "met": r.met, "justification": r.justification}
+           for r in result.rubrics]
+    name, expected = case["name"], case["official"]
+    if "raises" not in expected:
+        assert (result.reward, result.met_fraction, got) == (
+            expected["reward"], pytest.approx(expected["met_fraction"]),
+            expected["nl_rubrics"])
+    elif name in KEPT:
+        [kept] = [c["official"] for c in REPLIES["cases"] if c["name"] == "empty list"]
+        assert got == kept["nl_rubrics"]
+        assert result.windows[1].applied == 0
+    else:
+        assert (got[1]["met"], got[1]["justification"]) == UNREADABLE[name]
+        assert got[0]["met"] and not any(r["met"] for r in got[2:])
+    assert set(KEPT) | set(UNREADABLE) == {
+        c["name"] for c in REPLIES["cases"] if "raises" in c["official"]}
