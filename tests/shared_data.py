@@ -50,9 +50,23 @@ needs_vitabench = pytest.mark.skipif(
     not HAVE_VITABENCH, reason=f"VitaBench data not found at {VITABENCH_DATA}")
 
 
+#: what tests record from the official VitaBench code (tool objects, tables, requests)
+VITABENCH_OFFICIAL = Path(__file__).resolve().parent / "data" / "vitabench" / "official"
+
+
 @pytest.fixture
-def use_vitabench_data(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """`VITABENCH_DATA_DIR` pointed at the test copy for one test (pair with
+def use_vitabench_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`VITABENCH_DATA_DIR` for one test: the shared snapshot (`domains/`, `prompts/`,
+    `models.yaml`, linked) plus the tool objects and tables recorded from the official
+    code, with an empty cache, so that nothing is derived or downloaded (pair with
     `needs_vitabench`)."""
-    monkeypatch.setenv("VITABENCH_DATA_DIR", str(VITABENCH_DATA))
-    yield VITABENCH_DATA
+    root = tmp_path / "vitabench-data"
+    root.mkdir()
+    for name in ("domains", "prompts", "models.yaml"):
+        if (VITABENCH_DATA / name).exists():
+            (root / name).symlink_to(VITABENCH_DATA / name)
+    for name in ("tools", "tables"):
+        (root / name).symlink_to(VITABENCH_OFFICIAL / name)
+    monkeypatch.setenv("VITABENCH_DATA_DIR", str(root))
+    monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
+    yield root

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -18,11 +19,24 @@ from envs.vitabench.release import Language, Release
 __all__ = ["load_dataset", "load_tasks", "task_by_id"]
 
 
-@cache
 def load_tasks(release: Release, task_set: str, language: Language
                ) -> tuple[dict[str, Any], ...]:
     """The task file of one set and language, as upstream's JSON objects."""
-    path = release.tasks_path(task_set, language)
+    return _parse(release.tasks_path(task_set, language))
+
+
+def task_by_id(release: Release, task_set: str, language: Language,
+               task_id: str) -> dict[str, Any]:
+    index = _index(release.tasks_path(task_set, language))
+    if task_id not in index:
+        raise KeyError(f"VitaBench {task_set} ({language}) has no task {task_id!r}")
+    return index[task_id]
+
+
+@cache
+def _parse(path: Path) -> tuple[dict[str, Any], ...]:
+    """Parsed once per file (keyed by path: pointing `VITABENCH_DATA_DIR` elsewhere
+    reads the other file)."""
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
@@ -39,16 +53,8 @@ def load_tasks(release: Release, task_set: str, language: Language
 
 
 @cache
-def _index(release: Release, task_set: str, language: Language) -> dict[str, dict[str, Any]]:
-    return {str(t["id"]): t for t in load_tasks(release, task_set, language)}
-
-
-def task_by_id(release: Release, task_set: str, language: Language,
-               task_id: str) -> dict[str, Any]:
-    index = _index(release, task_set, language)
-    if task_id not in index:
-        raise KeyError(f"VitaBench {task_set} ({language}) has no task {task_id!r}")
-    return index[task_id]
+def _index(path: Path) -> dict[str, dict[str, Any]]:
+    return {str(t["id"]): t for t in _parse(path)}
 
 
 def load_dataset(release: Release, task_set: str, language: Language) -> MemoryDataset:

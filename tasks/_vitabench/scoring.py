@@ -32,7 +32,8 @@ def vitabench_scorer(task_set: str, language: Language, revision: str) -> Scorer
         judge = None if reason.value in PREMATURE else judge_model()
         result = await judge_conversation(progress.messages, task, language, judge,
                                           reason.value, revision=revision)
-        metadata = {**result.model_dump(mode="json"),
+        # the judge's replies are in the transcript's model events; not repeated here
+        metadata = {**result.model_dump(mode="json", exclude={"windows": {"__all__": {"reply"}}}),
                     "judge_model": str(judge) if judge is not None else None,
                     "termination_reason": upstream_termination(reason),
                     "steps": progress.steps, "detail": progress.detail}

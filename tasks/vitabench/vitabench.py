@@ -20,7 +20,7 @@ language, the user and judge models, and the json_repair version are in every lo
 
 from inspect_ai import Epochs, Task, task
 
-from envs.vitabench.release import LANGUAGES, REVISIONS, release
+from envs.vitabench.release import LANGUAGES, REVISIONS, Language, release
 from harness import task_options
 from harness.metrics import pass_hat_k
 from tasks._vitabench.dataset import load_dataset
@@ -37,7 +37,7 @@ def _vitabench(task_set: str, language: str, revision: str, max_steps: int,
     task_options.number("temperature", temperature, minimum=0.0)
     task_options.integer("epochs", epochs, minimum=1)
     files = release(revision)
-    lang = "zh" if language == "zh" else "en"
+    lang: Language = "zh" if language == "zh" else "en"
     return Task(
         name=f"vitabench_{task_set}",
         dataset=load_dataset(files, task_set, lang),

@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from envfactory.cli import app
-from tasks._vitabench import dataset
 from tasks._vitabench.grade import grade_file
 from tests.tasks.vitabench.test_judge import TEMPLATE, ScriptedJudge, official
 
@@ -39,11 +38,7 @@ def release_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
     monkeypatch.setenv("VITABENCH_DATA_DIR", str(root))
-    dataset.load_tasks.cache_clear()  # keyed by release, not by folder
-    dataset._index.cache_clear()
     yield root
-    dataset.load_tasks.cache_clear()
-    dataset._index.cache_clear()
 
 
 def conversation(name: str, **changes: Any) -> dict[str, Any]:
