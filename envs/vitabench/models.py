@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -202,19 +201,24 @@ class Registry:
         """The registries after upstream loads `db`: Pydantic constructs nested models
         depth first in field order, and each registers when its own construction ends."""
         registry = cls()
-        for model in _post_order(db):
-            registry.register(model)
+        _register_post_order(db, registry)
         return registry
 
 
-def _post_order(value: Any) -> Iterator[BaseModel]:
+#: values that never hold a model: skipped without a call (a large database holds tens of
+#: thousands of them, and `isinstance` against Pydantic's ABC metaclass is slow)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _register_post_order(value: Any, registry: Registry) -> None:
+    """Register every model under `value` (itself last), children in field order."""
     if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from _post_order(getattr(value, name))
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _post_order(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _post_order(item)
+        for name in type(value).__pydantic_fields__:
+            item = getattr(value, name)
+            if type(item) not in _LEAVES:
+                _register_post_order(item, registry)
+        registry.register(value)
+    elif isinstance(value, dict | list | tuple):
+        for item in value.values() if isinstance(value, dict) else value:
+            if type(item) not in _LEAVES:
+                _register_post_order(item, registry)
