@@ -369,9 +369,27 @@ def doctor() -> None:
     for name, path in local_models.prepared_models().items():
         console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")
     console.print(_tau2_data_status())
+    console.print(_vitabench_data_status())
     tasks_dir = _task_dir() / "data"
     counts = {p.stem: sum(1 for _ in p.open()) for p in sorted(tasks_dir.glob("*.jsonl"))}
     console.print(f"EnvFactory tasks: {counts or 'not built (envfactory tasks build)'}")
+
+
+def _vitabench_data_status() -> str:
+    """One line on the VitaBench files of the default revision (what is local)."""
+    from envs.vitabench.release import release
+
+    files = release()
+    root, present, missing = files.local_status()
+    label = f"VitaBench {files.revision.name} data"
+    if not missing:
+        return f"{label}: {root} (present)"
+    if os.environ.get("VITABENCH_DATA_DIR"):
+        return (f"[yellow]{label}: VITABENCH_DATA_DIR={root} has {len(present)} of "
+                f"{len(present) + len(missing)} files; missing e.g. {missing[0]} (runs "
+                "that need them fail naming the file)[/yellow]")
+    return (f"{label}: {root} (missing {len(missing)} of {len(present) + len(missing)} "
+            "files: downloaded on first use, or set VITABENCH_DATA_DIR)")
 
 
 def _tau2_data_status() -> str:

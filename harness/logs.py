@@ -55,6 +55,10 @@ def turns_of(messages: list[Message], environments: list[str]) -> list[Turn]:
     return [turns[i] for i in sorted(turns)]
 
 
+#: sample metadata that identifies a task beyond its id, kept in the record's metadata
+SAMPLE_KEYS = ("task_set", "language", "revision")
+
+
 def trajectory_of(sample: EvalSample, model: str | None = None,
                   task: str | None = None) -> Trajectory:
     """The canonical record of one sample (gold calls and states kept where the sample
@@ -77,7 +81,9 @@ def trajectory_of(sample: EvalSample, model: str | None = None,
         provenance=Provenance(source="inspect-log", model=model,
                               split=meta.get("split"), domain=meta.get("domain")),
         metadata={"task": task, "epoch": sample.epoch, "scores": scores,
-                  "limit": sample.limit.type if sample.limit else None})
+                  "limit": sample.limit.type if sample.limit else None,
+                  # what a benchmark's re-grading needs to find the task (VitaBench)
+                  **{k: meta[k] for k in SAMPLE_KEYS if k in meta}})
 
 
 def trajectories(log: Path | str) -> Iterator[Trajectory]:

@@ -43,6 +43,10 @@ TASK_SETS: dict[str, str] = {"delivery": "delivery", "instore": "instore", "ota"
                              "cross": "cross_domain"}
 
 
+#: the prompt templates a run reads
+PROMPTS = ("agent_system_prompt", "user_system_prompt", "sliding_window_eval_template")
+
+
 @dataclass(frozen=True)
 class Revision:
     """One upstream commit of VitaBench and what is known about it."""
@@ -115,6 +119,17 @@ class Release:
                 "vitabench_commit": self.revision.commit,
                 "vitabench_data": os.environ.get("VITABENCH_DATA_DIR") or str(self.cache),
                 "vitabench_source": os.environ.get("VITABENCH_SOURCE_DIR") or str(self.cache)}
+
+    def local_status(self) -> tuple[Path, list[str], list[str]]:
+        """Where data files are looked up, and which of the task files and prompt
+        templates are there and which are not (nothing is downloaded)."""
+        override = os.environ.get("VITABENCH_DATA_DIR")
+        root = Path(override) if override else self.cache
+        needed = [f"domains/{folder}/{name}" for folder in TASK_SETS.values()
+                  for name in ("tasks.json", "tasks_en.json")]
+        needed += [f"prompts/{name}.yaml" for name in PROMPTS]
+        present = [r for r in needed if (root / r).is_file()]
+        return root, present, [r for r in needed if r not in present]
 
     def _cached(self, relative: str, upstream: str, remedy: str) -> Path:
         path = self.cache / relative

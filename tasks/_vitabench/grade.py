@@ -1,6 +1,7 @@
 """`envfactory vitabench grade`: re-grade recorded conversations with the task's own judge.
 
-Input: JSONL, one conversation per line (other fields ignored)::
+Input: JSONL, one conversation per line (other fields ignored), or canonical `Trajectory`
+records of VitaBench runs (`envfactory trajectories LOG`)::
 
     {"task_id": "...", "set": "delivery"|"instore"|"ota"|"cross", "language": "zh"|"en",
      "termination_reason": "...", "messages": [{"role", "content", "tool_calls", "tool_call_id"}]}
@@ -28,11 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envs.vitabench.release import DEFAULT_REVISION, Language, release
 from harness.judge import judge_model
-from harness.trajectory import Message
+from harness.trajectory import Message, Trajectory
 from tasks._vitabench.dataset import task_by_id
 from tasks._vitabench.judge import judge_conversation
 
-__all__ = ["Conversation", "grade_file", "read_conversations"]
+__all__ = ["Conversation", "conversation", "grade_file", "read_conversations"]
 
 
 class Conversation(BaseModel):
@@ -47,6 +48,21 @@ class Conversation(BaseModel):
     messages: list[Message]
 
 
+def conversation(record: dict[str, Any]) -> Conversation:
+    """A grade input record: a plain conversation (the issue's format), or a canonical
+    `Trajectory` as `envfactory trajectories` writes it from a VitaBench log (task id,
+    set, language and termination from the record)."""
+    if "provenance" in record and "turns" in record:
+        trajectory = Trajectory.model_validate(record)
+        meta = trajectory.metadata
+        return Conversation.model_validate({
+            "task_id": trajectory.id, "set": meta.get("task_set"),
+            "language": meta.get("language"),
+            "termination_reason": trajectory.termination or "limit",
+            "messages": [m.model_dump() for m in trajectory.messages]})
+    return Conversation.model_validate(record)
+
+
 def read_conversations(path: Path) -> list[Conversation]:
     """Every record of `path`; a bad line is reported with its line number."""
     out = []
@@ -54,8 +70,8 @@ def read_conversations(path: Path) -> list[Conversation]:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    out.append(Conversation.model_validate_json(line))
-                except ValidationError as e:
+                    out.append(conversation(json.loads(line)))
+                except (ValidationError, ValueError) as e:
                     raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}"
                                      ) from e
     return out

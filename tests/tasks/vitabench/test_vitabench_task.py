@@ -234,3 +234,36 @@ def test_every_log_records_revision_language_and_judge(tmp_path: Path) -> None:
 def test_bad_options_name_the_option(option: str, value: Any) -> None:
     with pytest.raises(TaskOptionError, match=option):
         vitabench_delivery(**{option: value})
+
+
+def test_grading_the_logs_trajectories_agrees_with_the_scorer(tmp_path: Path) -> None:
+    """One judge, two entry points: `envfactory trajectories` of a run, re-graded by
+    `vitabench grade` with the same judge, gives each sample's reward and rubrics."""
+    import asyncio
+
+    from harness.logs import trajectories
+    from harness.trajectory import write_jsonl
+    from tasks._vitabench.grade import grade_file
+
+    def agent(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        if said(input) == 0 and "noodle" not in input[-1].text:
+            return output(calls=[ToolCall(id="c1", function="create_delivery_order",
+                                          arguments={"user_id": "nobody"})])
+        return output("Done. ###STOP###")
+
+    judge = EvidenceJudge()
+    log = run(vitabench_delivery(language="zh"), agent, judge, tmp_path / "logs", limit=3)
+    assert log.status == "success", log.error
+    records = list(trajectories(log.location))
+    assert {r.metadata["language"] for r in records} == {"zh"}
+    file = tmp_path / "runs.jsonl"
+    write_jsonl(file, records)
+    graded = asyncio.run(grade_file(file, get_model("mockllm/model", custom_outputs=judge),
+                                    out=tmp_path / "graded.jsonl"))
+    by_id = scores(log)
+    assert len(graded) == 3
+    for result in graded:
+        score = by_id[result["task_id"]]
+        assert result["reward"] == score.value == 1.0
+        assert [r["met"] for r in result["rubrics"]] == [
+            r["met"] for r in score.metadata["rubrics"]]
