@@ -52,6 +52,7 @@ from harness.sampling import role_config
 from harness.tool_backends import RequestorBackend, official_tool_info
 from harness.trajectory import Role
 from tasks._vitabench.dataset import task_by_id
+from tasks._vitabench.oracle import VitaOracle
 from tasks._vitabench.prompts import GREETING, agent_system_prompt, user_system_prompt
 
 __all__ = ["MAX_STEPS", "TASK_RETRIES", "TEMPERATURE", "episode", "upstream_termination",
@@ -93,7 +94,7 @@ def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Mod
             agent_config: GenerateConfig | None = None,
             user_config: GenerateConfig | None = None) -> Episode:
     """One VitaBench conversation: the task's environment behind a backend, upstream's
-    prompts and rules."""
+    prompts and rules, and the gold `envfactory/oracle` plays (`tasks._vitabench.oracle`)."""
     files = release(revision)
     env = environment_for(dict(task), language)
     offered: dict[Role, list[tuple[Any, Role]]] = {
@@ -119,7 +120,8 @@ def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Mod
                                                                    language))],
              config=user_config),
         stop_tokens=USER_STOP_TOKENS)
-    return Episode(agent_side, backend, rules, user=simulated)
+    gold = VitaOracle(task, lambda: environment_for(dict(task), language), USER_STOP_TOKENS[0])
+    return Episode(agent_side, backend, rules, user=simulated, gold=gold)
 
 
 @solver
