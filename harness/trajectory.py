@@ -11,10 +11,13 @@ masked arguments) and whose states are the gold ones; a *run* fills `calls` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
 
 __all__ = [
     "Call",
@@ -25,6 +28,8 @@ __all__ = [
     "Trajectory",
     "Turn",
     "read_jsonl",
+    "numbered_records",
+    "read_records",
     "write_jsonl",
 ]
 
@@ -142,17 +147,30 @@ class Trajectory(BaseModel):
         return [c for t in self.turns for c in t.calls]
 
 
-def read_jsonl(path: Path) -> list[Trajectory]:
-    """Read trajectories; a bad line is reported with its file and line number."""
+def numbered_records(path: Path, parse: Callable[[str], T], what: str
+                     ) -> list[tuple[int, T]]:
+    """The one JSONL reader: each non-blank line of `path` through `parse`, with its line
+    number; a line `parse` refuses (ValueError) is reported with the file and line
+    number as an invalid `what`."""
     out = []
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    out.append(Trajectory.model_validate_json(line))
+                    out.append((lineno, parse(line)))
                 except ValueError as e:
-                    raise ValueError(f"{path}:{lineno}: invalid trajectory: {e}") from e
+                    raise ValueError(f"{path}:{lineno}: invalid {what}: {e}") from e
     return out
+
+
+def read_records(path: Path, parse: Callable[[str], T], what: str) -> list[T]:
+    """`numbered_records` without the line numbers."""
+    return [record for _, record in numbered_records(path, parse, what)]
+
+
+def read_jsonl(path: Path) -> list[Trajectory]:
+    """Read trajectories; a bad line is reported with its file and line number."""
+    return read_records(path, Trajectory.model_validate_json, "trajectory")
 
 
 def write_jsonl(path: Path, trajectories: list[Trajectory]) -> None:

@@ -29,7 +29,7 @@ from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.gold import GoldCall, GoldMessage, Position, Script, parse_call, published
-from harness.trajectory import Trajectory
+from harness.trajectory import Trajectory, read_records
 
 __all__ = ["ScriptedModelAPI", "load_replay_file", "replay_message", "trajectory_script"]
 
@@ -155,33 +155,26 @@ def load_replay_file(path: Path) -> dict[str, dict[str, Any]]:
     """Records keyed by `id`; malformed lines are reported with their line number."""
     if not path.exists():
         raise FileNotFoundError(f"envfactory/replay: file not found: {path}")
-    records: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-            if not isinstance(record, dict) or "id" not in record:
-                raise ValueError(f"{path}:{lineno}: a record needs an 'id' field")
-            if "messages" in record or "environments" in record:
-                try:
-                    Trajectory.model_validate(record)
-                except ValueError as e:
-                    raise ValueError(f"{path}:{lineno}: invalid trajectory: {e}") from e
-            else:
-                turns = record.get("turns", [])
-                if not isinstance(turns, list) or not all(
-                    isinstance(t, list) and all(isinstance(s, list) for s in t) for t in turns
-                ):
-                    raise ValueError(
-                        f"{path}:{lineno}: 'turns' must be a list (turns) of lists (steps) "
-                        "of call strings"
-                    )
-            records[str(record["id"])] = record
-    return records
+    return {str(record["id"]): record
+            for record in read_records(path, _replay_record, "replay record")}
+
+
+def _replay_record(line: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not valid JSON ({e.msg})") from e
+    if not isinstance(record, dict) or "id" not in record:
+        raise ValueError("a record needs an 'id' field")
+    if "messages" in record or "environments" in record:
+        Trajectory.model_validate(record)
+    else:
+        turns = record.get("turns", [])
+        if not isinstance(turns, list) or not all(
+            isinstance(t, list) and all(isinstance(s, list) for s in t) for t in turns
+        ):
+            raise ValueError("'turns' must be a list (turns) of lists (steps) of call strings")
+    return record
 
 
 def _tool_call(call: GoldCall) -> ToolCall:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from envs.tau2 import data
 from envs.tau2.tasks import Task
 from harness.episode import Termination
-from harness.trajectory import Trajectory
+from harness.trajectory import Trajectory, numbered_records
 from tasks._tau2.evaluator import Judge, evaluate
 from tasks._tau2.messages import Conversation
 
@@ -41,14 +40,9 @@ def conversation(record: dict[str, Any]) -> Conversation:
     return Conversation.model_validate(record)
 
 
-def _records(path: Path) -> Iterator[tuple[int, Conversation]]:
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield lineno, conversation(json.loads(line))
-                except ValueError as e:
-                    raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}") from e
+def _records(path: Path) -> list[tuple[int, Conversation]]:
+    return numbered_records(path, lambda line: conversation(json.loads(line)),
+                            "conversation record")
 
 
 async def grade_file(path: Path, judge: Judge | None = None) -> list[dict[str, Any]]:

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai.model import Model
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.vitabench.release import DEFAULT_REVISION, Language, release
 from harness.judge import judge_model
-from harness.trajectory import Message, Trajectory
+from harness.trajectory import Message, Trajectory, read_records
 from tasks._vitabench.dataset import task_by_id
 from tasks._vitabench.judge import judge_conversation
 
@@ -65,16 +65,8 @@ def conversation(record: dict[str, Any]) -> Conversation:
 
 def read_conversations(path: Path) -> list[Conversation]:
     """Every record of `path`; a bad line is reported with its line number."""
-    out = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    out.append(conversation(json.loads(line)))
-                except (ValidationError, ValueError) as e:
-                    raise ValueError(f"{path}:{lineno}: invalid conversation record: {e}"
-                                     ) from e
-    return out
+    return read_records(path, lambda line: conversation(json.loads(line)),
+                        "conversation record")
 
 
 def _done(out: Path, records: list[Conversation]) -> int:

@@ -85,11 +85,11 @@ def test_replay_file_validation(tmp_path: Path) -> None:
     assert load_replay_file(good)["a"]["turns"] == [[["ls()"]], []]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "turns": []}\n{not json\n')
-    with pytest.raises(ValueError, match="bad.jsonl:2: not valid JSON"):
+    with pytest.raises(ValueError, match="bad.jsonl:2: invalid replay record: not valid JSON"):
         load_replay_file(bad)
     shape = tmp_path / "shape.jsonl"
     shape.write_text('{"id": "a", "turns": ["ls()"]}\n')
-    with pytest.raises(ValueError, match="shape.jsonl:1: 'turns' must be"):
+    with pytest.raises(ValueError, match="shape.jsonl:1: invalid replay record: .turns. must be"):
         load_replay_file(shape)
     with pytest.raises(FileNotFoundError, match="file not found"):
         load_replay_file(tmp_path / "missing.jsonl")
