@@ -193,8 +193,8 @@ def test_max_steps_is_checked_with_a_call_pending(tmp_path: Path) -> None:
 
 def test_undecodable_arguments_fail_the_simulation(tmp_path: Path) -> None:
     """Upstream `json.loads` the raw arguments string and raises: the simulation fails."""
-    from harness.trajectory import Message, MessageCall
     from harness.episode import json_decode
+    from harness.trajectory import Message, MessageCall
 
     def decoded(raw: str) -> str | None:
         call = MessageCall(id="1", name="get_user_details", arguments={"user_id": "x"},
