@@ -1,7 +1,7 @@
 """VitaBench harness overhead with zero-latency scripted models, and OTA search latency.
 
     python benchmarks/vitabench_overhead.py [--limit N] [--cycles 3] [--messages 300]
-        [--repeat 5] [--no-tau2] [--synthetic]
+        [--repeat 5] [--no-tau2] [--profile] [--synthetic]
     python benchmarks/vitabench_overhead.py --quick      # 5 conversations, 1 repeat (CI)
 
 Three measurements, in this process, after a warm-up that pays imports and data loading:
@@ -18,7 +18,8 @@ Three measurements, in this process, after a warm-up that pays imports and data 
   ratios given, with and without τ²'s reward (a replay, most of its time). Without the
   VitaBench snapshot (or with `--synthetic`), the same run goes over 20 synthetic OTA
   tasks on the committed fixture database, with placeholder prompt templates (not the
-  release's texts): the figures are then only indicative.
+  release's texts): the figures are then only indicative. `--profile` adds where the
+  CPU goes (`harness_overhead.py`'s sampler: ours, or Inspect by sub-package).
 * **per judge window**: `tasks._vitabench.judge.judge_conversation` on a conversation of
   `--messages` messages (user, assistant with tool calls, tool results) with a scripted
   judge: ms per window (10 messages overlapping by 2) and per conversation.
@@ -40,10 +41,12 @@ import gc
 import json
 import os
 import re
+import signal
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -208,6 +211,24 @@ def conversation_steps(task_set: str, limit: int | None, cycles: int) -> dict[st
             "ms_per_conversation": round(1000 * wall / n, 1)}
 
 
+def profiled(run: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, float]]:
+    """`run()` under `harness_overhead.py`'s CPU-time stack sampler (SIGPROF, 2 ms): the
+    share of samples whose innermost frame of ours (harness/, tasks/, envs/) or of
+    Inspect's sub-packages is where the CPU went."""
+    from harness_overhead import owner  # this folder's script
+
+    counts: Counter[str] = Counter()
+    old = signal.signal(signal.SIGPROF, lambda _s, frame: counts.update([owner(frame)]))
+    signal.setitimer(signal.ITIMER_PROF, 0.002, 0.002)
+    try:
+        result = run()
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        signal.signal(signal.SIGPROF, old)
+    total = sum(counts.values()) or 1
+    return result, {k: round(v / total, 4) for k, v in counts.most_common()}
+
+
 def tau2_steps(limit: int) -> dict[str, Any] | None:
     """`tau2_overhead.py`'s airline figure on `limit` tasks (None without τ² data)."""
     import tau2_overhead  # this folder's script (its import sets TAU2_DATA_DIR)
@@ -315,12 +336,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="messages of the judged conversation")
     ap.add_argument("--repeat", type=int, default=5, help="runs per timing (best kept)")
     ap.add_argument("--no-tau2", action="store_true", help="skip the τ² comparison")
+    ap.add_argument("--profile", action="store_true",
+                    help="add the CPU breakdown of the conversation run")
     ap.add_argument("--synthetic", action="store_true",
                     help="the synthetic OTA tasks even where the shared snapshot is")
     ap.add_argument("--quick", action="store_true", help="5 conversations, 1 repeat (CI)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.limit, args.repeat = 5, 1
+        args.limit, args.repeat, args.profile = 5, 1, False
 
     from rich.console import Console
     from rich.table import Table
@@ -335,14 +358,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         console.print(f"[dim]warm-up (vitabench_{task_set}, 1 conversation)...[/dim]")
         conversation_steps(task_set, 1, args.cycles)
-        steps = conversation_steps(task_set, args.limit, args.cycles)
+        breakdown: dict[str, float] = {}
+        if args.profile:
+            steps, breakdown = profiled(
+                lambda: conversation_steps(task_set, args.limit, args.cycles))
+        else:
+            steps = conversation_steps(task_set, args.limit, args.cycles)
         steps["data"] = "shared snapshot" if task_set == "delivery" else "synthetic (fixture)"
         tau2 = None if args.no_tau2 else tau2_steps(steps["conversations"])
         judge_task = load_tasks(release(), task_set, "en")[0]
         judge = judge_windows(judge_task, args.messages, args.repeat)
         ota = ota_search(args.repeat)
 
-    fig: dict[str, Any] = {"steps": steps, "judge": judge, "ota": ota, "tau2_airline": tau2}
+    fig: dict[str, Any] = {"steps": steps, "judge": judge, "ota": ota, "tau2_airline": tau2,
+                           "breakdown": breakdown}
     if tau2 and tau2["ms_per_step"]:
         # τ²'s figure includes its reward (a replay of the episode, most of its time);
         # ours includes the scripted judge's windows
@@ -365,6 +394,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       str(fig["ratio_to_tau2_without_reward"]))
     for key, value in judge.items():
         table.add_row(f"judge: {key}", str(value))
+    for name, share in breakdown.items():
+        table.add_row(f"CPU share: {name}", f"{100 * share:.1f}%")
     console.print(table)
     search = Table(title=f"OTA at the whole domain's scale: {ota['providers']} providers, "
                    f"{ota['products']} products (best of {args.repeat})")
