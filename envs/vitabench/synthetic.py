@@ -5,11 +5,11 @@ No OTA task file is in the shared snapshot, and the release's largest domain is 
 tools scale, `scaled_ota_environment` takes one task `environment` (e.g. the hand-made
 `tests/data/vitabench/official/ota_environment.json`) and builds a bigger one,
 deterministically from `seed`: `n_hotels` hotels made from its hotels (names, tags and
-cities varied, coordinates jittered), each with `rooms` room types over the base's hotel
-dates; optionally `attractions`, `flights` and `trains` likewise made from the base's
-(new ids, names and cities; their products copied with new ids). Tables not scaled are
-the base's own. The base's hotel orders are dropped (their hotels are gone); its other
-orders are kept.
+cities varied, coordinates jittered around the template's), each with `rooms` room types
+over the base's hotel dates; optionally `attractions`, `flights` and `trains` likewise
+made from the base's (new ids, names and cities; their products copied with new ids).
+Tables not scaled are the base's own. The base's hotel orders are dropped (their hotels
+are gone); its other orders are kept.
 
 The texts are made up, not the release's: only the shapes (the fields upstream's `OTADB`
 loads) are the benchmark's.
