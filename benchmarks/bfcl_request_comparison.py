@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.recording_server import Api, RecordedRequest, RecordingServer  # noqa: E402
-from tests.tasks.bfcl_helpers import (  # noqa: E402
+from tasks._bfcl.official_pipeline import (  # noqa: E402
     Script,
     Scripted,
     Turns,

@@ -44,7 +44,7 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from harness.recording_server import RecordingServer
-from tests.tasks.bfcl_helpers import (
+from tasks._bfcl.official_pipeline import (
     Script,
     Scripted,
     Turns,

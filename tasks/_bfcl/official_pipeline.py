@@ -1,5 +1,6 @@
-"""Shared helpers for the BFCL multi-turn tests: running our Inspect task in-process, and
-the reference verdict of the *official* pipeline for the same scripted model.
+"""The official BFCL multi-turn pipeline driven by a scripted model, beside our Inspect
+task driven by the same model: the reference verdicts and requests the fidelity tests
+(`tests/tasks/test_bfcl_*`) and `benchmarks/bfcl_request_comparison.py` compare against.
 
 The reference never goes through our code. `official_run` drives bfcl-eval's own
 multi-turn inference loop (`BaseHandler.inference_multi_turn_FC`) with its OpenAI
