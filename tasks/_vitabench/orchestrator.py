@@ -96,7 +96,7 @@ def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Mod
     """One VitaBench conversation: the task's environment behind a backend, upstream's
     prompts and rules, and the gold `envfactory/oracle` plays (`tasks._vitabench.oracle`)."""
     files = release(revision)
-    env = environment_for(dict(task), language)
+    env = environment_for(dict(task), language, revision)
     offered: dict[Role, list[tuple[Any, Role]]] = {
         "assistant": [(official_tool_info(o), "assistant") for o in env.tool_objects()]}
 
@@ -120,7 +120,8 @@ def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Mod
                                                                    language))],
              config=user_config),
         stop_tokens=USER_STOP_TOKENS)
-    gold = VitaOracle(task, lambda: environment_for(dict(task), language), USER_STOP_TOKENS[0])
+    gold = VitaOracle(task, lambda: environment_for(dict(task), language, revision),
+                      USER_STOP_TOKENS[0])
     return Episode(agent_side, backend, rules, user=simulated, gold=gold)
 
 
