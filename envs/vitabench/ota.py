@@ -31,7 +31,7 @@ runner (`envs.vitabench.feasibility`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from envs.base import tool
@@ -337,66 +337,52 @@ class OTAEnvironment(VitaEnvironment):
     @tool(write=True)
     def create_attraction_order(self, attraction_id: str, ticket_id: str, user_id: str,
                                 date: str, quantity: int) -> str:
-        require(attraction_id, "Attraction ID cannot be empty")
-        require(ticket_id, "Ticket ID cannot be empty")
-        require(user_id, "User ID cannot be empty")
-        require(quantity > 0, "Booking quantity must be greater than 0")
-        require(self._check_user(user_id), "User ID does not match")
-        attraction = self._get_attraction(attraction_id)
-        target = next((p for p in attraction.products
-                       if p.date == date and p.product_id == ticket_id), None)
-        if target is None:
-            return "The attraction does not have the specified ticket on the specified date"
-        if target.quantity < quantity:  # type: ignore[operator]
-            return "Insufficient ticket inventory for the specified date"
-        target.quantity = target.quantity - quantity  # type: ignore[operator]
-        ticket = AttractionProduct(product_id=target.product_id, price=target.price, date=date,
-                                   quantity=quantity, ticket_type=target.ticket_type)
-        self.registry.register(ticket)
-        return self._add_ota_order("attraction", user_id, attraction_id, [ticket],
-                                   ticket.price * ticket.quantity)  # type: ignore[operator]
+        return self._book_dated("attraction", "ticket", self._get_attraction, attraction_id,
+                                ticket_id, user_id, date, quantity,
+                                lambda t: AttractionProduct(
+                                    product_id=t.product_id, price=t.price, date=date,
+                                    quantity=quantity, ticket_type=t.ticket_type))
 
     @tool(write=True)
     def create_flight_order(self, flight_id: str, seat_id: str, user_id: str, date: str,
                             quantity: int) -> str:
-        require(flight_id, "Flight ID cannot be empty")
-        require(seat_id, "Seat ID cannot be empty")
-        require(user_id, "User ID cannot be empty")
-        require(quantity > 0, "Booking quantity must be greater than 0")
-        require(self._check_user(user_id), "User ID does not match")
-        target = next((p for p in self._get_flight(flight_id).products
-                       if p.date == date and p.product_id == seat_id), None)
-        if target is None:
-            return "The flight does not have the specified seat on the specified date"
-        if target.quantity < quantity:  # type: ignore[operator]
-            return "Insufficient seat inventory for the specified date"
-        target.quantity = target.quantity - quantity  # type: ignore[operator]
-        seat = FlightProduct(product_id=target.product_id, price=target.price, date=date,
-                             quantity=quantity, seat_type=target.seat_type)
-        self.registry.register(seat)
-        return self._add_ota_order("flight", user_id, flight_id, [seat],
-                                   seat.price * seat.quantity)  # type: ignore[operator]
+        return self._book_dated("flight", "seat", self._get_flight, flight_id, seat_id,
+                                user_id, date, quantity,
+                                lambda t: FlightProduct(
+                                    product_id=t.product_id, price=t.price, date=date,
+                                    quantity=quantity, seat_type=t.seat_type))
 
     @tool(write=True)
     def create_train_order(self, train_id: str, seat_id: str, user_id: str, date: str,
                            quantity: int) -> str:
-        require(train_id, "Train ID cannot be empty")
-        require(seat_id, "Seat ID cannot be empty")
+        return self._book_dated("train", "seat", self._get_train, train_id, seat_id,
+                                user_id, date, quantity,
+                                lambda t: TrainProduct(
+                                    product_id=t.product_id, price=t.price, date=date,
+                                    quantity=quantity, seat_type=t.seat_type))
+
+    def _book_dated(self, scene: str, item: str, provider: Callable[[str], Any],
+                    provider_id: str, product_id: str, user_id: str, date: str,
+                    quantity: int, booked: Callable[[Any], Any]) -> str:
+        """Upstream's attraction, flight and train booking (one shape, three copies
+        upstream): checks in its order and wording, the stock taken from the provider's
+        product of that id and date, and the order of one booked product."""
+        require(provider_id, f"{scene.capitalize()} ID cannot be empty")
+        require(product_id, f"{item.capitalize()} ID cannot be empty")
         require(user_id, "User ID cannot be empty")
         require(quantity > 0, "Booking quantity must be greater than 0")
         require(self._check_user(user_id), "User ID does not match")
-        target = next((p for p in self._get_train(train_id).products
-                       if p.date == date and p.product_id == seat_id), None)
+        target = next((p for p in provider(provider_id).products
+                       if p.date == date and p.product_id == product_id), None)
         if target is None:
-            return "The train does not have the specified seat on the specified date"
-        if target.quantity < quantity:  # type: ignore[operator]
-            return "Insufficient seat inventory for the specified date"
-        target.quantity = target.quantity - quantity  # type: ignore[operator]
-        seat = TrainProduct(product_id=target.product_id, price=target.price, date=date,
-                            quantity=quantity, seat_type=target.seat_type)
-        self.registry.register(seat)
-        return self._add_ota_order("train", user_id, train_id, [seat],
-                                   seat.price * seat.quantity)  # type: ignore[operator]
+            return f"The {scene} does not have the specified {item} on the specified date"
+        if target.quantity < quantity:
+            return f"Insufficient {item} inventory for the specified date"
+        target.quantity = target.quantity - quantity
+        product = booked(target)
+        self.registry.register(product)
+        return self._add_ota_order(scene, user_id, provider_id, [product],
+                                   product.price * product.quantity)
 
     @tool(write=True)
     def pay_hotel_order(self, order_id: str) -> str:
