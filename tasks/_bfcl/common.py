@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspect_ai.tool import ToolInfo, ToolParams
@@ -14,7 +15,7 @@ from harness.trajectory import Message
 from harness.verbatim_tools import verbatim
 
 __all__ = ["check_version", "dataset_metadata", "hint_applied_by_loader", "language_hint",
-           "model_result", "official_tool_objects", "official_tools"]
+           "model_result", "official_tool_objects", "official_tools", "select_categories"]
 
 
 class SharedToolInfo(ToolInfo):
@@ -163,3 +164,25 @@ def model_result(message: Message) -> list[dict[str, str]] | str:
             result.append({call.name: arguments})
         return result
     return message.content or ""
+
+
+def select_categories(category: str | Sequence[str], expand: Callable[[str], Sequence[str]],
+                      known: Sequence[str], unknown: Callable[[str, str], str],
+                      nothing: str) -> list[str]:
+    """The categories a `-T category=` value names, in order, without repeats: each
+    comma-separated (or listed) name through `expand` (collections, official names), each
+    result checked against `known` (`unknown(name, category)` is the error) and blank
+    names skipped; `nothing` is the error when none is left."""
+    names = category.split(",") if isinstance(category, str) else list(category)
+    out: list[str] = []
+    for name in (str(n).strip() for n in names):
+        if not name:
+            continue
+        for cat in expand(name):
+            if cat not in known:
+                raise ValueError(unknown(name, cat))
+            if cat not in out:
+                out.append(cat)
+    if not out:
+        raise ValueError(nothing)
+    return out

@@ -66,6 +66,7 @@ from tasks._bfcl.common import (
     language_hint,
     model_result,
     official_tools,
+    select_categories,
 )
 
 __all__ = [
@@ -112,21 +113,14 @@ _ALL = ("all", "multi_turn")
 def resolve_categories(category: str | Sequence[str]) -> list[str]:
     """Short names (`base`, `miss_func`, ...), the official ones (`multi_turn_base`, ...),
     "all" or the official collection "multi_turn"; comma-separated or a list."""
-    names = category.split(",") if isinstance(category, str) else list(category)
-    out: list[str] = []
-    for name in (str(n).strip() for n in names):
-        expanded = CATEGORIES if name in _ALL else (name.removeprefix("multi_turn_"),)
-        for short in expanded:
-            if short not in CATEGORIES:
-                raise ValueError(
-                    f"unknown BFCL multi-turn category {name!r}; use one of "
-                    f"{', '.join(CATEGORIES)} (or multi_turn_<name>), 'all' or 'multi_turn'"
-                )
-            if short not in out:
-                out.append(short)
-    if not out:
-        raise ValueError("no BFCL multi-turn category selected")
-    return out
+    return select_categories(
+        category,
+        lambda name: CATEGORIES if name in _ALL else (name.removeprefix("multi_turn_"),),
+        CATEGORIES,
+        lambda name, _: (f"unknown BFCL multi-turn category {name!r}; use one of "
+                         f"{', '.join(CATEGORIES)} (or multi_turn_<name>), 'all' or "
+                         "'multi_turn'"),
+        "no BFCL multi-turn category selected")
 
 
 def load_dataset(categories: str | Sequence[str]) -> MemoryDataset:

@@ -69,7 +69,7 @@ from envs.bfcl import package
 from harness import raw_arguments
 from harness.episode import message_record
 from harness.gold import GoldCall, GoldMessage, Position, publish
-from tasks._bfcl.common import check_version, model_result, official_tools
+from tasks._bfcl.common import check_version, model_result, official_tools, select_categories
 
 __all__ = [
     "AST_CATEGORIES",
@@ -139,22 +139,13 @@ _MODEL_CONFIG_MODULE = "bfcl_eval.constants.model_config"
 def resolve_categories(category: str | Sequence[str]) -> list[str]:
     """"all", a collection (non_live, live, ast, relevance, python, non_python) or a comma
     list of categories, by our (v3) names or bfcl-eval V4's (`simple_python`, ...)."""
-    names = category.split(",") if isinstance(category, str) else list(category)
-    out: list[str] = []
-    for name in (str(n).strip() for n in names):
-        if not name:
-            continue
-        for cat in _COLLECTIONS.get(name, (_OFFICIAL_NAMES.get(name, name),)):
-            if cat not in CATEGORIES:
-                raise ValueError(
-                    f"unknown BFCL single-turn category {cat!r}; choose from "
-                    f"{', '.join(CATEGORIES)} or {', '.join(_COLLECTIONS)}"
-                )
-            if cat not in out:
-                out.append(cat)
-    if not out:
-        raise ValueError("no BFCL single-turn category selected")
-    return out
+    return select_categories(
+        category,
+        lambda name: _COLLECTIONS.get(name, (_OFFICIAL_NAMES.get(name, name),)),
+        CATEGORIES,
+        lambda _, cat: (f"unknown BFCL single-turn category {cat!r}; choose from "
+                        f"{', '.join(CATEGORIES)} or {', '.join(_COLLECTIONS)}"),
+        "no BFCL single-turn category selected")
 
 
 # --------------------------------------------------------------------------- data
