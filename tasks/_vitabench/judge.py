@@ -36,18 +36,17 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-from datetime import datetime
 from typing import Any
 
-import yaml
 from inspect_ai.model import Model
 from json_repair import repair_json
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from envs.vitabench.release import DEFAULT_REVISION, UPSTREAM_LANGUAGE, Language, release
+from envs.vitabench.release import DEFAULT_REVISION, Language, release
 from harness.judge import judge_model, judge_reply
 from harness.sampling import role_config
 from harness.trajectory import Message
+from tasks._vitabench.prompts import template, weekday
 
 __all__ = ["JUDGE_TEMPERATURE", "JSON_REPAIR_VERSION", "OVERLAP", "PREMATURE", "WINDOW_SIZE",
            "JudgeResult", "RubricResult", "WindowResult", "judge_conversation", "rubrics",
@@ -70,10 +69,6 @@ JUDGED = frozenset({"user_stop", "agent_stop", "turns_done"})
 
 _NOT_EVALUATED = "Not evaluated yet"
 _NO_JUSTIFICATION = "No justification provided"
-_WEEKDAYS: dict[Language, tuple[str, ...]] = {
-    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-    "zh": tuple(f"星期{d}" for d in "一二三四五六日"),
-}
 _BOOL = TypeAdapter(bool)
 
 
@@ -146,8 +141,7 @@ def env_info(task: dict[str, Any], language: Language) -> dict[str, Any]:
     info: dict[str, Any] = {"system_time": "", "database": []}
     time = (task.get("environment") or {}).get("time", "")
     if time:
-        weekday = datetime.strptime(time, "%Y-%m-%d %H:%M:%S").weekday()
-        info["system_time"] = f"{time} {_WEEKDAYS[language][weekday]}"
+        info["system_time"] = f"{time} {weekday(time, language)}"
     return info
 
 
@@ -171,15 +165,6 @@ def window_user_prompt(messages: list[Message], start: int,
          for i, s in enumerate(states)], ensure_ascii=False, indent=2)
     return (f"\n# Input\n<window_content>\n{chr(10).join(lines)}\n</window_content>\n\n"
             f"<current_rubrics>\n{current}\n</current_rubrics>\n")
-
-
-def _template(language: Language, revision: str) -> str:
-    path = release(revision).data_path("prompts/sliding_window_eval_template.yaml")
-    templates = yaml.safe_load(path.read_text(encoding="utf-8"))
-    key = UPSTREAM_LANGUAGE[language]
-    if not isinstance(templates, dict) or not isinstance(templates.get(key), str):
-        raise ValueError(f"{path}: no {key!r} template")
-    return str(templates[key])
 
 
 def _apply(reply: str, states: list[dict[str, Any]]) -> tuple[bool, int]:
@@ -243,14 +228,14 @@ async def judge_conversation(messages: list[Message], task: dict[str, Any],
         {"rubric": r, "justification": _NOT_EVALUATED, "meetExpectation": False}
         for r in rubrics(task)]
     trajectory = [m for m in messages if m.role != "system"]
-    template = _template(language, revision)
+    window_template = template(release(revision), "sliding_window_eval_template", language)
     info, instruction = env_info(task, language), task["instructions"]
     spans = windows(len(trajectory))
     judge = judge_model(model)
     config = role_config(judge, JUDGE_TEMPERATURE)
     results = []
     for number, (start, end) in enumerate(spans, 1):
-        system = template.format(env_info=info, user_instruction=instruction,
+        system = window_template.format(env_info=info, user_instruction=instruction,
                                  window_idx=number, total_windows=len(spans))
         prompt = window_user_prompt(trajectory[start:end], start, states)
         reply = await judge_reply(judge, system, prompt, config)

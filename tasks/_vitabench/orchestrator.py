@@ -70,22 +70,11 @@ USER_STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 #: the terminations upstream's run would have retried (its simulation raised)
 CRASHES = (Termination.AGENT_ERROR, Termination.USER_ERROR)
 
-#: our terminations in upstream's `TerminationReason` names (what results files hold)
-_UPSTREAM_NAMES = {
-    Termination.USER_STOP: "user_stop",
-    Termination.AGENT_STOP: "agent_stop",
-    Termination.MAX_STEPS: "max_steps",
-    Termination.TOO_MANY_ERRORS: "too_many_errors",
-    Termination.INVALID_AGENT_MESSAGE: "invalid_agent_message",
-}
-
-
 def upstream_termination(termination: Termination | None) -> str:
-    """Upstream's name for how a run ended; ours where upstream has none (an episode
-    that crashed through every retry, an Inspect limit)."""
-    if termination is None:
-        return "none"
-    return _UPSTREAM_NAMES.get(termination, termination.value)
+    """Upstream's `TerminationReason` name for how a run ended (ours carry the same
+    values); ours where upstream has none (a crash through every retry, an Inspect
+    limit)."""
+    return termination.value if termination is not None else "none"
 
 
 def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Model,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -37,8 +38,9 @@ def weekday(time: str, language: Language) -> str:
 
 
 @cache
-def _templates(release: Release, name: str) -> dict[str, Any]:
-    path = release.data_path(f"prompts/{name}.yaml")
+def _templates(path: Path) -> dict[str, Any]:
+    """One template file, parsed once per path (pointing `VITABENCH_DATA_DIR` elsewhere
+    reads the other file)."""
     loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(loaded, dict):
         raise ValueError(f"{path}: expected a mapping of languages to templates")
@@ -48,11 +50,12 @@ def _templates(release: Release, name: str) -> dict[str, Any]:
 def template(release: Release, name: str, language: Language) -> str:
     """One prompt template (`agent_system_prompt`, `user_system_prompt`,
     `sliding_window_eval_template`, ...) in one language."""
-    templates = _templates(release, name)
+    path = release.data_path(f"prompts/{name}.yaml")
+    templates = _templates(path)
     key = UPSTREAM_LANGUAGE[language]
     if not isinstance(templates.get(key), str):
-        raise ValueError(f"prompts/{name}.yaml of VitaBench {release.revision.name} has no "
-                         f"{key!r} template")
+        raise ValueError(f"{path}: no {key!r} template (VitaBench "
+                         f"{release.revision.name})")
     return str(templates[key])
 
 

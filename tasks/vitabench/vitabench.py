@@ -6,7 +6,7 @@ three, the paper's main result). The agent greets, a simulated user (model role 
 default: the agent's model) plays the task's persona and instructions, the agent works
 the task's own database through the release's tools, and a rubric judge (model role
 `judge`, required) grades the conversation in sliding windows. Reward 1 iff every rubric
-is met. Metrics: avg_reward (average@k), pass^k and pass@k for k = 1..epochs; the paper
+is met. Metrics: avg_reward, avg@k, pass^k and pass@k for k = 1..epochs; the paper
 reports Avg@4, Pass@4 and Pass^4: use `--epochs 4`.
 
     inspect eval tasks/vitabench/vitabench.py@vitabench_cross --model openai/gpt-4.1 \\
@@ -43,7 +43,7 @@ def _vitabench(task_set: str, language: str, revision: str, max_steps: int,
         dataset=load_dataset(files, task_set, lang),
         solver=vitabench_solver(task_set, lang, revision, max_steps, temperature),
         scorer=vitabench_scorer(task_set, lang, revision),
-        epochs=Epochs(epochs, pass_hat_k(include_pass_at=True)),
+        epochs=Epochs(epochs, pass_hat_k(include_pass_at=True, include_avg_at=True)),
         metadata={"benchmark": "vitabench", "task_set": task_set, "language": lang,
                   "max_steps": max_steps, "temperature": temperature,
                   "json_repair": JSON_REPAIR_VERSION, **files.provenance()},

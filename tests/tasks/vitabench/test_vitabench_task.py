@@ -227,6 +227,9 @@ def test_every_log_records_revision_language_and_judge(tmp_path: Path) -> None:
     (sample,) = log.samples or []
     assert sample.metadata["sampling"]["assistant"] == {"temperature": 0.0}
     assert "user" in (log.eval.model_roles or {}) and "judge" in (log.eval.model_roles or {})
+    assert log.results is not None
+    reported = {name for score in log.results.scores for name in score.metrics}
+    assert {"avg_reward", "avg@1", "pass^1", "pass@1"} <= reported
 
 
 @pytest.mark.parametrize(("option", "value"), [("language", "fr"), ("revision", "1999"),
