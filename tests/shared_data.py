@@ -70,3 +70,26 @@ def use_vitabench_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.setenv("VITABENCH_DATA_DIR", str(root))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
     yield root
+
+#: the MCP-Atlas snapshot (10 sample tasks, the server template, upstream's data/)
+MCP_ATLAS_DATA = SHARED_DATA / "mcp_atlas"
+HAVE_MCP_ATLAS = (MCP_ATLAS_DATA / "sample_tasks.csv").is_file()
+#: files of the pinned upstream commit kept as fixtures (score_claims.py, ...)
+MCP_ATLAS_OFFICIAL = Path(__file__).resolve().parent / "data" / "mcp_atlas" / "official"
+
+needs_mcp_atlas = pytest.mark.skipif(
+    not HAVE_MCP_ATLAS, reason=f"MCP-Atlas data not found at {MCP_ATLAS_DATA}")
+
+
+@pytest.fixture
+def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """For one test: `MCP_ATLAS_DATA_DIR` at the shared snapshot, `MCP_ATLAS_SOURCE_DIR`
+    at the official fixtures, `MCP_ATLAS_TASKS` at the sample CSV, and an empty download
+    cache (servers installed by `make install-mcp-atlas` are found through
+    `MCP_ATLAS_SERVERS_DIR`, which is left as the caller set it). Pair with
+    `needs_mcp_atlas`."""
+    monkeypatch.setenv("MCP_ATLAS_DATA_DIR", str(MCP_ATLAS_DATA))
+    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_OFFICIAL / "source"))
+    monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))
+    monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
+    yield MCP_ATLAS_DATA

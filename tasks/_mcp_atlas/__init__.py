@@ -1,0 +1,1 @@
+"""Code shared by the MCP-Atlas task and its CLI (servers, workspace, judge, grading)."""

@@ -1,0 +1,1 @@
+"""MCP-Atlas: servers, workspaces, the claims judge, re-grading, the task."""
