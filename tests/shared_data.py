@@ -85,9 +85,13 @@ needs_mcp_atlas = pytest.mark.skipif(
 def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """For one test: `MCP_ATLAS_DATA_DIR` at the shared snapshot, `MCP_ATLAS_SOURCE_DIR`
     at the official fixtures, `MCP_ATLAS_TASKS` at the sample CSV, and an empty download
-    cache (servers installed by `make install-mcp-atlas` are found through
-    `MCP_ATLAS_SERVERS_DIR`, which is left as the caller set it). Pair with
-    `needs_mcp_atlas`."""
+    cache. The servers `make install-mcp-atlas` installed stay where they are:
+    `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value or default before the cache
+    moves. Pair with `needs_mcp_atlas`."""
+    from tasks._mcp_atlas.release import cache_root
+
+    monkeypatch.setenv("MCP_ATLAS_SERVERS_DIR",
+                       os.environ.get("MCP_ATLAS_SERVERS_DIR") or str(cache_root() / "servers"))
     monkeypatch.setenv("MCP_ATLAS_DATA_DIR", str(MCP_ATLAS_DATA))
     monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_OFFICIAL / "source"))
     monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))
