@@ -27,14 +27,17 @@ ASSISTANT = "assistant"
 USER = "user"
 
 
-def qualify(env: str, tool: str) -> str:
-    return f"{env}{SEPARATOR}{tool}"
+def qualify(env: str, tool: str, separator: str = SEPARATOR) -> str:
+    return f"{env}{separator}{tool}"
 
 
-def split_name(qualified: str, envs: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(env, tool) for a qualified name, or None if no environment of the world owns it."""
+def split_name(qualified: str, envs: Mapping[str, Any],
+               separator: str = SEPARATOR) -> tuple[str, str] | None:
+    """(env, tool) for a qualified name, or None if no environment of the world owns it.
+    `separator` is ours (`-`) unless a benchmark names tools its own way (MCP-Atlas's
+    `server_tool`)."""
     for env in sorted(envs, key=len, reverse=True):  # longest match first
-        prefix = env + SEPARATOR
+        prefix = env + separator
         if qualified.startswith(prefix):
             return env, qualified[len(prefix):]
     return None

@@ -30,8 +30,9 @@ import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, Protocol
 
+import anyio
 from inspect_ai.tool import (
     MCPServer,
     ToolDef,
@@ -48,7 +49,7 @@ from pydantic import BaseModel
 from envs.base import Environment, ToolResult, ToolSpec
 from envs.schemas import inline_refs
 from envs.tau2.tool_objects import official_tools
-from envs.world import World, qualify, split_name
+from envs.world import SEPARATOR, World, qualify, split_name
 from harness.trajectory import Role
 from harness.verbatim_tools import verbatim
 
@@ -56,10 +57,13 @@ __all__ = [
     "BfclBackend",
     "InProcessBackend",
     "McpBackend",
+    "McpOutcome",
     "McpServerSpec",
     "Observation",
     "RequestorBackend",
+    "Rewrite",
     "ToolBackend",
+    "default_render",
     "official_tool_info",
     "tau2_tools",
     "tool_info",
@@ -254,7 +258,9 @@ class BfclBackend(ToolBackend):
 
 class McpServerSpec(BaseModel):
     """One MCP server of an episode: a command (stdio, optionally inside an Inspect
-    sandbox) or a streamable-HTTP URL. `tools` limits what the model is offered."""
+    sandbox) or a streamable-HTTP URL. `tools` limits what the model is offered;
+    `setup` are calls made once right after it starts, never offered (MCP-Atlas sets
+    desktop-commander's allowed directories this way, as upstream's environment does)."""
 
     name: str
     command: str | None = None
@@ -264,6 +270,7 @@ class McpServerSpec(BaseModel):
     url: str | None = None
     sandbox: str | None = None
     tools: list[str] | None = None
+    setup: list[tuple[str, dict[str, Any]]] = []
 
     def server(self) -> MCPServer:
         if self.url is not None:
@@ -277,20 +284,71 @@ class McpServerSpec(BaseModel):
                                 env=self.env, cwd=self.cwd)
 
 
+class Rewrite(Protocol):
+    """A translation between what the model sees and what the servers see (MCP-Atlas's
+    per-sample copy of `/data`): applied to every call's arguments on the way in and to
+    every result or error text on the way out."""
+
+    def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+    def text(self, text: str) -> str: ...
+
+
+McpOutcomeKind = Literal["ok", "tool_error", "unknown_tool", "timeout"]
+
+
+class McpOutcome(BaseModel):
+    """What one MCP call gave, before a benchmark renders it for the model: the text of
+    each content item (Inspect's rendering of non-text items), or the error's message."""
+
+    kind: McpOutcomeKind
+    texts: list[str] = []
+    error: str | None = None
+
+
+def default_render(name: str, outcome: McpOutcome) -> Observation:
+    """Ours: the result's text, or `Error: <message>`."""
+    if outcome.kind != "ok":
+        return Observation(text=f"Error: {outcome.error}", ok=False)
+    text = "".join(outcome.texts)
+    try:
+        content = json.loads(text)
+    except json.JSONDecodeError:
+        content = text
+    return Observation(text=text, ok=True, content=content)
+
+
 class McpBackend(ToolBackend):
     """MCP servers started for this episode only and stopped when it ends.
 
-    Tools are offered as `server-tool`. With `states`, each server's world is set with
-    its `load_scenario` tool on entry and read with `save_scenario` (our environments,
-    EnvFactory's servers); those two are never offered to, or callable by, the model.
-    A server that fails to start stops the ones already started.
+    Tools are offered as `server-tool` (or with another `separator`: MCP-Atlas's
+    `server_tool`). With `states`, each server's world is set with its `load_scenario`
+    tool on entry and read with `save_scenario` (our environments, EnvFactory's
+    servers); those two are never offered to, or callable by, the model. A server that
+    fails to start stops the ones already started.
+
+    Benchmarks with an official harness adjust four things: `official_objects` sends each
+    tool as the Chat Completions object that harness builds from the server's listing
+    (`{name, description, parameters: inputSchema, strict: false}`, verbatim), `timeout`
+    bounds each call, `call_unoffered` lets the model run any tool of a started server
+    (MCP-Atlas's environment executes every tool it hosts, offered or not), and
+    `render` turns each `McpOutcome` into the text the model is shown.
     """
 
     def __init__(self, servers: Sequence[McpServerSpec],
-                 states: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 states: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 separator: str = SEPARATOR, official_objects: bool = False,
+                 timeout: float | None = None, rewrite: Rewrite | None = None,
+                 render: Callable[[str, McpOutcome], Observation] = default_render,
+                 call_unoffered: bool = False) -> None:
         self.specs = {s.name: s for s in servers}
         self.states = dict(states or {})
+        self.separator, self.official_objects = separator, official_objects
+        self.timeout, self.rewrite, self.render = timeout, rewrite, render
+        self.call_unoffered = call_unoffered
         self.defs: dict[str, dict[str, ToolDef]] = {}
+        #: each server's tools as it listed them (`mcp.types.Tool`), in its order
+        self.listed: dict[str, list[Any]] = {}
         self._infos: list[ToolInfo] = []
         self._stack = contextlib.AsyncExitStack()
 
@@ -310,19 +368,32 @@ class McpBackend(ToolBackend):
             for name, spec in self.specs.items():
                 server = await self._stack.enter_async_context(spec.server())
                 self.defs[name] = {d.name: d for d in (ToolDef(t) for t in await server.tools())}
+                self.listed[name] = _listed_tools(server)
+                for tool, arguments in spec.setup:
+                    await self._raw(name, tool, arguments)
                 if name in self.states:
                     await self._raw(name, "load_scenario", {"scenario": dict(self.states[name])})
         except BaseException:
             await self._stack.aclose()
             raise
-        self._infos = [
-            ToolInfo(name=qualify(server, tool), description=d.description,
-                     parameters=ToolParams.model_validate(inline_refs(
-                         d.parameters.model_dump(exclude_none=True))))
-            for server, defs in self.defs.items() for tool, d in defs.items()
-            if self._offers(server, tool)
-        ]
+        self._infos = [self._info(server, tool)
+                       for server, tools in self.listed.items() for tool in tools
+                       if self._offers(server, tool.name)]
         return self
+
+    def _info(self, server: str, tool: Any) -> ToolInfo:
+        d = self.defs[server][tool.name]
+        name = qualify(server, tool.name, self.separator)
+        if self.official_objects:
+            official = {"type": "function", "function": {
+                "name": name, "description": tool.description,
+                "parameters": dict(tool.inputSchema), "strict": False}}
+            params = ToolParams.model_validate(d.parameters.model_dump(exclude_none=True))
+            return verbatim(ToolInfo(name=name, description=tool.description or "",
+                                     parameters=params), official)
+        return ToolInfo(name=name, description=d.description,
+                        parameters=ToolParams.model_validate(inline_refs(
+                            d.parameters.model_dump(exclude_none=True))))
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -341,27 +412,64 @@ class McpBackend(ToolBackend):
         items = result if isinstance(result, list) else [result]
         return "".join(getattr(i, "text", str(i)) for i in items)
 
+    def _callable(self, name: str) -> tuple[str, str] | None:
+        parts = split_name(name, self.defs, self.separator)
+        if parts is None or parts[1] not in self.defs[parts[0]]:
+            return None
+        hidden = parts[0] in self.states and parts[1] in SCENARIO_TOOLS
+        if hidden or not (self.call_unoffered or self._offers(*parts)):
+            return None
+        return parts
+
     async def call(self, name: str, arguments: Mapping[str, Any],
                    role: Role = "assistant") -> Observation:
-        parts = split_name(name, self.defs)
-        if role != "assistant" or parts is None or not self._offers(*parts) \
-                or parts[1] not in self.defs[parts[0]]:
+        parts = self._callable(name) if role == "assistant" else None
+        if parts is None:
             error = unknown_tool(name, [info.name for info in self._infos])
-            return Observation(text=f"Error: {error}", ok=False)
+            return self._shown(name, McpOutcome(kind="unknown_tool", error=error))
         if not isinstance(arguments, Mapping):
-            return Observation(text=f"Error: Arguments for tool {name!r} must be an object.",
-                               ok=False)
+            return self._shown(name, McpOutcome(
+                kind="tool_error", error=f"Arguments for tool {name!r} must be an object."))
+        if self.rewrite is not None:
+            arguments = self.rewrite.arguments(dict(arguments))
         try:
-            text = await self._raw(*parts, arguments)
-        except ToolError as e:
-            return Observation(text=f"Error: {e.message}", ok=False)
-        try:
-            content = json.loads(text)
-        except json.JSONDecodeError:
-            content = text
-        return Observation(text=text, ok=True, content=content)
+            with anyio.fail_after(self.timeout):
+                result = await self.defs[parts[0]][parts[1]].tool(**arguments)
+        except TimeoutError:
+            return self._shown(name, McpOutcome(kind="timeout", error=f"timed out after "
+                                                f"{self.timeout:g}s"))
+        except Exception as e:  # noqa: BLE001 - every server failure is the model's to see
+            message = e.message if isinstance(e, ToolError) else str(e)
+            return self._shown(name, McpOutcome(kind="tool_error", error=message))
+        items = result if isinstance(result, list) else [result]
+        return self._shown(name, McpOutcome(
+            kind="ok", texts=[getattr(i, "text", None) or _content_text(i) for i in items]))
+
+    def _shown(self, name: str, outcome: McpOutcome) -> Observation:
+        if self.rewrite is not None:
+            outcome = McpOutcome(kind=outcome.kind,
+                                 texts=[self.rewrite.text(t) for t in outcome.texts],
+                                 error=None if outcome.error is None
+                                 else self.rewrite.text(outcome.error))
+        return self.render(name, outcome)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
         return {name: json.loads(await self._raw(name, "save_scenario", {}))
                 for name in self.specs if name in self.states}
 
+
+def _listed_tools(server: MCPServer) -> list[Any]:
+    """The server's `tools/list` answer as the MCP SDK parsed it (`mcp.types.Tool`: the
+    raw `inputSchema`, which Inspect's `ToolDef` rewrites — it fills in missing parameter
+    descriptions). Inspect keeps it after `tools()`; a version that does not is an error
+    here, not a silently different tool."""
+    listed = getattr(server, "_cached_tool_list", None)
+    if listed is None:
+        raise RuntimeError(f"{type(server).__name__} keeps no raw tool list "
+                           "(inspect-ai changed; update harness.tool_backends._listed_tools)")
+    return list(listed)
+
+
+def _content_text(item: Any) -> str:
+    """Non-text content as Inspect's MCP client shows it (images, resources)."""
+    return getattr(item, "text", None) or f"({type(item).__name__} omitted)"
