@@ -14,11 +14,11 @@ small and lives in `Rules` and in the choice of user:
 * no user — the agent works alone and must end with its stop tool (τ² solo).
 
 `Rules` hold a benchmark's policies: how raw tool calls are decoded, per-turn and
-per-episode step limits (and whether they wait for the environment), the error limit, an
-opening greeting (and whether the agent's requests include it), the stop tool, stop
-tokens from the agent, whether a stop token beside a tool call stops, what a message
-with neither text nor calls does (retried, forwarded or ending the episode), and how a
-call that could not be decoded is answered (refused, or ending the episode).
+per-episode step limits (and whether they wait for the environment), the error limit, the
+tool-call limit, an opening greeting (and whether the agent's requests include it), the
+stop tool, stop tokens from the agent, whether a stop token beside a tool call stops, what
+a message with neither text nor calls does (retried, forwarded or ending the episode), and
+how a call that could not be decoded is answered (refused, or ending the episode).
 
 Progress is written to the sample's store (`EpisodeProgress`, a typed `StoreModel`)
 after every step, with the canonical `Message` record of everything said and every
@@ -85,6 +85,8 @@ class Termination(StrEnum):
     INVALID_AGENT_MESSAGE = "invalid_agent_message"
     #: a scripted user had no more turns
     TURNS_DONE = "turns_done"
+    #: the episode's tool calls reached `Rules.max_tool_calls` (MCP-Atlas)
+    MAX_TOOL_CALLS = "max_tool_calls"
     #: a turn used up its steps and the rules end the episode (BFCL's force-quit)
     TURN_STEP_LIMIT = "turn_step_limit"
     #: an Inspect limit (tokens, messages, time, working time) cut the episode
@@ -189,6 +191,10 @@ class Rules:
     #: `EpisodeProgress.detail`
     empty_retries: int = 0
     empty_message: Literal["forward", "end", "invalid"] = "forward"
+    #: tool calls executed (or refused) in the whole episode; reaching it ends the
+    #: episode as MAX_TOOL_CALLS, and the calls left in that message never run and get no
+    #: result (MCP-Atlas's harness: 100)
+    max_tool_calls: int | None = None
     #: a call whose arguments could not be decoded is refused (answered by `refuse`),
     #: or, with "end", ends the episode as AGENT_ERROR / USER_ERROR (τ² v0.2.0's
     #: `json.loads` of the arguments raises there and the simulation fails)
@@ -244,7 +250,7 @@ class Episode:
         self.progress = store_as(EpisodeProgress)
         self.messages: list[Message] = []
         self.turn = -1
-        self.steps = self.errors = self.turn_tool_steps = 0
+        self.steps = self.errors = self.turn_tool_steps = self.tool_calls = 0
         self.termination: Termination | None = None
         self.from_role: str = "user"
         self.to_role: str = "assistant" if user is None else "user"
@@ -437,7 +443,11 @@ class Episode:
 
     async def _execute(self, role: Role) -> None:
         side = self.side(role)
+        limit = self.rules.max_tool_calls
         for invocation in self.pending:
+            if limit is not None and self.tool_calls >= limit:
+                break
+            self.tool_calls += 1
             if invocation.parse_error is not None:
                 text, ok = self.rules.refuse(invocation), False
             else:
@@ -454,6 +464,8 @@ class Episode:
             side.history.append(ChatMessageTool(content=text, tool_call_id=invocation.id,
                                                 function=invocation.name))
         self.pending = []
+        if limit is not None and self.tool_calls >= limit:
+            self._end(Termination.MAX_TOOL_CALLS)
 
     # -- limits -----------------------------------------------------------------------
 
