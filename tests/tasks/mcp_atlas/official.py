@@ -20,11 +20,13 @@ import os
 import random
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 
 from tests.shared_data import MCP_ATLAS_OFFICIAL
 
@@ -141,3 +143,32 @@ async def upstream_rows(rows: list[dict[str, Any]], base_url: str) -> list[dict[
     return [{"coverage_score": None if pandas.isna(c) else c, **json.loads(d)}
             for c, d in zip(scored["coverage_score"], scored["coverage_details_json"],
                             strict=True)]
+
+
+class ScriptedJudge:
+    """A mockllm judge: `answer(prompt)` gives each reply; records the prompts and configs."""
+
+    def __init__(self, answer: Callable[[str], str]) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+        self.configs: list[GenerateConfig] = []
+
+    def __call__(self, input: list[ChatMessage], tools: Any, tool_choice: Any,
+                 config: GenerateConfig) -> ModelOutput:
+        assert len(input) == 1 and input[0].role == "user"
+        self.prompts.append(input[0].text)
+        self.configs.append(config)
+        output = ModelOutput.from_content("mockllm/model", self.answer(input[0].text))
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    @property
+    def model(self) -> Model:
+        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+
+
+def verdict(outcome: str, **fields: Any) -> str:
+    """A judge reply with upstream's four fields."""
+    return json.dumps({"claim_text": fields.pop("claim_text", "the claim"),
+                       "coverage_outcome": outcome, "justification": f"judged {outcome}",
+                       "confidence_level": 0.9, **fields})
