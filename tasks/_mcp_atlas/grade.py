@@ -54,13 +54,9 @@ def read_responses(path: Path) -> list[tuple[int, GradeRecord]]:
 
 def result_line(task_id: str, result: Coverage, judge: str) -> dict[str, Any]:
     """The output record for one graded response."""
-    return {"task_id": task_id, "coverage": result.coverage, "pass": result.passed,
-            "total_claims": result.total_claims, "fulfilled": result.fulfilled,
-            "partially_fulfilled": result.partially_fulfilled,
-            "confidence": result.confidence, "skipped": result.skipped,
-            "explanation": result.explanation,
-            "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
-            "judge": judge, **release().provenance()}
+    fields = result.model_dump(mode="json")
+    return {"task_id": task_id, "coverage": fields.pop("coverage"), "pass": fields.pop("passed"),
+            **fields, "judge": judge, **release().provenance()}
 
 
 def _done(out: Path, task_ids: list[str]) -> int:

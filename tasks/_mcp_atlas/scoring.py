@@ -43,7 +43,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ResponseSch
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema, store_as
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, JsonValue, computed_field
 
 from harness.episode import EpisodeProgress, Termination
 from harness.judge import judge_model
@@ -66,6 +66,8 @@ SCHEMA_NAME = "claim_evaluation"
 JUDGE_TEMPERATURE = 0.0
 #: what a claim whose judging failed gets (upstream's fallback verdict)
 FAILED_OUTCOME, FAILED_CONFIDENCE = "not_fulfilled", 0.1
+#: the explanation of a judged response without claims (coverage None, as upstream)
+NO_CLAIMS = "no claims"
 #: the confidence upstream assumes when a reply gives none
 DEFAULT_CONFIDENCE = 0.5
 #: episode endings that upstream's `run_eval.py` records as an `ERROR: ...` response (its
@@ -107,12 +109,15 @@ class Coverage(BaseModel):
     #: why the response was not judged ("empty" or "error"), None when it was
     skipped: Literal["empty", "error"] | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def total_claims(self) -> int:
         return len(self.verdicts)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool | None:
+        """coverage >= 0.75 (None when coverage is)."""
         return None if self.coverage is None else self.coverage >= PASS_THRESHOLD
 
 
@@ -203,7 +208,7 @@ async def score_response(claims: Sequence[str], response: str, judge: Model,
                                    reason=f"{skipped} response", confidence=None, attempts=0)
                       for c in claims])
     if not claims:
-        return Coverage(coverage=None, verdicts=[], confidence=1.0, explanation="no claims")
+        return Coverage(coverage=None, verdicts=[], confidence=1.0, explanation=NO_CLAIMS)
     response = truncate_response(response)
     config = config or judge_config(judge)
     replies = await asyncio.gather(*(_judge_claim(c, response, judge, config) for c in claims))
@@ -256,17 +261,13 @@ def mcp_atlas_scorer() -> Scorer:
                              enabled_tools=state.metadata.get("enabled_tools") or [],
                              required_servers=state.metadata.get("required_servers") or [],
                              servers=release().template())
-        metadata = {"coverage": result.coverage, "passed": result.passed,
-                    "total_claims": result.total_claims, "fulfilled": result.fulfilled,
-                    "partially_fulfilled": result.partially_fulfilled,
-                    "confidence": result.confidence, "skipped": result.skipped,
-                    "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
-                    "judge_model": str(judge), "termination": ending.value,
-                    "detail": progress.detail, "failure_modes": diagnosis.model_dump(mode="json"),
+        metadata = {**result.model_dump(mode="json"), "judge_model": str(judge),
+                    "termination": ending.value, "detail": progress.detail,
+                    "failure_modes": diagnosis.model_dump(mode="json"),
                     **release().provenance()}
         if result.coverage is None:
-            return Score.unscored(reason="grader_failed" if result.explanation != "no claims"
-                                  else "scoring_failed", answer=response,
+            return Score.unscored(reason="scoring_failed" if result.explanation == NO_CLAIMS
+                                  else "grader_failed", answer=response,
                                   explanation=result.explanation, metadata=metadata)
         reason = (None if result.skipped is None else "no_response" if result.skipped == "empty"
                   else ending.value if ending in ERROR_ENDINGS else "error_response")

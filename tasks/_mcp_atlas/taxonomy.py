@@ -33,7 +33,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from harness.episode import Termination
 from harness.trajectory import Message, MessageCall
@@ -86,8 +86,10 @@ class Diagnosis(BaseModel):
     tool_calls: int = 0
     tool_errors: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def modes(self) -> list[str]:
+        """The modes seen, in upstream's order (what the leaderboard counts)."""
         return [f.mode for f in self.failures]
 
 

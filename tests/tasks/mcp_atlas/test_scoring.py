@@ -231,7 +231,8 @@ def test_scorer_in_an_eval(tmp_path: Path, use_mcp_atlas_data: Path) -> None:
         "good": {"messages": answered, "termination": Termination.AGENT_STOP},
         "cut": {"messages": answered[:3], "termination": Termination.LIMIT,
                 "detail": "time limit exceeded"},
-        "array": {"messages": answered, "termination": Termination.AGENT_STOP},
+        "array": {"messages": [answered[0], answered[-1]],
+                  "termination": Termination.AGENT_STOP},
     }
     claims = {"good": "['The answer is 42.', 'The tool was used.']", "cut": "['Cut claim.']",
               "array": "['Array judged claim.']"}
@@ -251,11 +252,14 @@ def test_scorer_in_an_eval(tmp_path: Path, use_mcp_atlas_data: Path) -> None:
     assert (good.value, good.answer, good.metadata["passed"]) == (1.0, "The answer is 42.", True)
     assert [v["outcome"] for v in good.metadata["verdicts"]] == ["fulfilled", "fulfilled"]
     assert good.metadata["judge_model"] == "mockllm/model"
-    assert good.metadata["failure_modes"]["failures"] == []
+    assert good.metadata["failure_modes"]["modes"] == []
+    assert len(good.metadata["failure_modes"]["not_labelled"]) == 6
+    assert good.metadata["mcp_atlas_commit"].startswith("5b6220c")
     assert (cut.value, cut.reason, cut.metadata["skipped"]) == (0.0, "limit", "error")
     assert cut.answer == "ERROR: limit: time limit exceeded"
     assert math.isnan(array.value) and array.reason == "grader_failed"
     assert array.metadata["coverage"] is None
+    assert array.metadata["failure_modes"]["modes"] == ["no_tool_use"]
     assert len(judge.prompts) == 3  # two claims of "good", one of "array"; "cut" unjudged
     metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
     assert metrics == {"pass@0.75": 0.5, "pass@0.5": 0.5, "mean_coverage": 0.5}
