@@ -73,7 +73,7 @@ lint:
 # Every benchmark's --quick, so that none rots (figures printed, nothing asserted on
 # timings). τ² ones need TAU2_DATA_DIR (they skip with a reason without it);
 # the peer comparison skips without its peer venv; the VitaBench one runs synthetic tasks
-# without ../shared/data/vitabench.
+# without ../shared/data/vitabench; the MCP-Atlas one skips without installed servers.
 bench-quick:
 	$(PYTHON) benchmarks/bfcl_vs_official.py --quick
 	$(PYTHON) benchmarks/harness_overhead.py --quick
@@ -81,3 +81,4 @@ bench-quick:
 	$(PYTHON) benchmarks/tau2_peer_comparison.py --quick
 	$(PYTHON) benchmarks/env_throughput.py --quick
 	$(PYTHON) benchmarks/vitabench_overhead.py --quick
+	$(PYTHON) benchmarks/mcp_atlas_servers.py --quick

@@ -94,12 +94,14 @@ def test_bad_entries_name_the_server_and_field(entry: dict[str, Any], field: str
 DESKTOP = {"desktop-commander": {"command": "npx",
                                  "args": ["@wonderwhy-er/desktop-commander@0.2.7"]}}
 FAKE_NPM = '''#!{python}
-"""npm as the test wants it: log the call, then fail or install `version`."""
-import json, os, pathlib, sys
+"""npm as the test wants it: log the call in npm.log, then fail or install the version
+that mode.txt (beside this file) says."""
+import json, pathlib, sys
+here = pathlib.Path(__file__).parent
 args = sys.argv[1:]
-with open(os.environ["FAKE_NPM_LOG"], "a") as log:
+with open(here / "npm.log", "a") as log:
     log.write(" ".join(args) + "\\n")
-mode = os.environ["FAKE_NPM_MODE"]
+mode = (here / "mode.txt").read_text()
 if mode == "missing":
     print("npm error code ETARGET", file=sys.stderr)
     print("npm error notarget No matching version found for " + args[-1], file=sys.stderr)
@@ -115,20 +117,19 @@ package = pathlib.Path(args[args.index("--prefix") + 1]) / "node_modules" / name
 
 @pytest.fixture
 def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake `npm` first on PATH; its calls are logged in the returned file."""
+    """A fake `npm` first on PATH; its calls are logged in the returned file, and it
+    does what `bin/mode.txt` says (a version to install, or `missing`)."""
     write_release(tmp_path, monkeypatch, json.dumps({"mcpServers": DESKTOP}))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "npm").write_text(FAKE_NPM.format(python=sys.executable))
     (bin_dir / "npm").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
-    return tmp_path / "npm.log"
+    return bin_dir / "npm.log"
 
 
-def test_a_version_the_registry_lacks_is_reported(fake_npm: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_NPM_MODE", "missing")
+def test_a_version_the_registry_lacks_is_reported(fake_npm: Path) -> None:
+    (fake_npm.parent / "mode.txt").write_text("missing")
     (result,) = install(["desktop-commander"])
     assert not result.ok
     assert result.detail == "npm registry has no @wonderwhy-er/desktop-commander@0.2.7"
@@ -136,17 +137,16 @@ def test_a_version_the_registry_lacks_is_reported(fake_npm: Path,
         "not installed (npm registry has no @wonderwhy-er/desktop-commander@0.2.7)"
 
 
-def test_another_version_is_never_accepted(fake_npm: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_NPM_MODE", "0.2.8")
+def test_another_version_is_never_accepted(fake_npm: Path) -> None:
+    (fake_npm.parent / "mode.txt").write_text("0.2.8")
     (result,) = install(["desktop-commander"])
     assert not result.ok and "not at the pinned version" in result.detail
     assert not availability("desktop-commander").ok
 
 
-def test_install_is_exact_and_idempotent_and_launches_without_npx(
-        fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_NPM_MODE", "0.2.7")
+def test_install_is_exact_and_idempotent_and_launches_without_npx(fake_npm: Path,
+                                                                  tmp_path: Path) -> None:
+    (fake_npm.parent / "mode.txt").write_text("0.2.7")
     (first,) = install(["desktop-commander"])
     (second,) = install(["desktop-commander"])
     assert (first.ok, first.skipped, second.ok, second.skipped) == (True, False, True, True)
