@@ -5,12 +5,14 @@ Upstream's image runs each server of `mcp_server_template.json` with `npx pkg@ve
 once, at exactly the template's pinned version, under `servers_dir()`:
 
 - npm packages into one prefix, `<servers_dir>/npm` (`npm install --prefix --save-exact`);
-- Python servers each into its own venv, `<servers_dir>/py/<name>` (pip, or `uv` when it
-  is on PATH), so that their pinned dependencies never meet. `mcp<2` is a constraint
-  of every venv: the pinned servers import `mcp.server.fastmcp`, which MCP 2.0 removed,
-  and upstream's image was built before 2.0 (rLLM's port pins `mcp==1.26.0` likewise);
+- Python servers each into its own venv, `<servers_dir>/py/<name>` (`python -m venv` and
+  pip: nothing beyond Python is needed), so that their pinned dependencies never meet.
+  `mcp<2` constrains every venv: the pinned servers import `mcp.server.fastmcp`, which
+  MCP 2.0 removed, and upstream's image was built before 2.0 (rLLM's port pins
+  `mcp==1.26.0` likewise);
 - mcp-code-executor's workspace venv (the dependencies of the release's
-  `data/repos/mcp_code_executor_workspace/pyproject.toml`) at `<servers_dir>/code-executor-venv`;
+  `data/repos/mcp_code_executor_workspace/pyproject.toml`) at
+  `<servers_dir>/code-executor-venv`, linked into each sample's workspace;
 - with `repos=True` (needs GitHub), the repositories of `data/repos/git_submodule_info.csv`
   at their pinned commits, in `repos_dir()`.
 
@@ -343,7 +345,7 @@ def _install_npm(t: ServerTemplate) -> None:
                       "without an executable")
 
 
-def _new_venv(venv: Path, requirements: list[str], uv: bool) -> None:
+def _new_venv(venv: Path, requirements: list[str]) -> None:
     """A fresh venv at `venv` with `requirements` under PY_CONSTRAINTS."""
     shutil.rmtree(venv, ignore_errors=True)
     venv.parent.mkdir(parents=True, exist_ok=True)
@@ -352,14 +354,9 @@ def _new_venv(venv: Path, requirements: list[str], uv: bool) -> None:
     try:
         what = " ".join(requirements)
         python = str(_venv_bin(venv, "python"))
-        if uv:
-            _run(["uv", "venv", "--python", sys.executable, str(venv)], f"venv for {what}")
-            _run(["uv", "pip", "install", "--python", python, "-c", f.name, *requirements],
-                 what)
-        else:
-            _run([sys.executable, "-m", "venv", str(venv)], f"venv for {what}")
-            _run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                  "--retries", "1", "-c", f.name, *requirements], what)
+        _run([sys.executable, "-m", "venv", str(venv)], f"venv for {what}")
+        _run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q",
+              "--retries", "1", "-c", f.name, *requirements], what)
     except _Failed:
         shutil.rmtree(venv, ignore_errors=True)
         raise
@@ -367,9 +364,9 @@ def _new_venv(venv: Path, requirements: list[str], uv: bool) -> None:
         os.unlink(f.name)
 
 
-def _install_python(t: ServerTemplate, uv: bool) -> None:
+def _install_python(t: ServerTemplate) -> None:
     venv = _venv(t.name)
-    _new_venv(venv, [t.requirement], uv)
+    _new_venv(venv, [t.requirement])
     if not _venv_bin(venv, t.executable or "").is_file():
         shutil.rmtree(venv, ignore_errors=True)
         raise _Failed(f"{t.requirement} installed no {t.executable!r}")
@@ -381,7 +378,7 @@ def _workspace_requirements() -> list[str]:
     return list(tomllib.loads(pyproject.read_text())["project"]["dependencies"])
 
 
-def _install_workspace_venv(uv: bool) -> InstallResult:
+def _install_workspace_venv() -> InstallResult:
     requirements = _workspace_requirements()
     venv = code_executor_venv()
     marker = venv / "envfactory-requirement.txt"
@@ -391,7 +388,7 @@ def _install_workspace_venv(uv: bool) -> InstallResult:
         return InstallResult(server=f"{CODE_EXECUTOR} workspace", requirement=wanted, ok=True,
                              skipped=True)
     try:
-        _new_venv(venv, requirements, uv)
+        _new_venv(venv, requirements)
         marker.write_text(wanted)
         return InstallResult(server=f"{CODE_EXECUTOR} workspace", requirement=wanted, ok=True,
                              seconds=time.perf_counter() - start)
@@ -400,7 +397,7 @@ def _install_workspace_venv(uv: bool) -> InstallResult:
                              ok=False, detail=str(e), seconds=time.perf_counter() - start)
 
 
-def _install_one(t: ServerTemplate, uv: bool) -> InstallResult:
+def _install_one(t: ServerTemplate) -> InstallResult:
     start = time.perf_counter()
     if installed_executable(t) is not None:
         _failure_file(t.name).unlink(missing_ok=True)
@@ -409,7 +406,7 @@ def _install_one(t: ServerTemplate, uv: bool) -> InstallResult:
         if t.runner == "npx":
             _install_npm(t)
         else:
-            _install_python(t, uv)
+            _install_python(t)
     except _Failed as e:
         _failure_file(t.name).parent.mkdir(parents=True, exist_ok=True)
         _failure_file(t.name).write_text(str(e))
@@ -420,13 +417,12 @@ def _install_one(t: ServerTemplate, uv: bool) -> InstallResult:
                          seconds=time.perf_counter() - start)
 
 
-def install(names: Iterable[str] = OFFLINE, *, repos: bool = False, uv: bool | None = None,
+def install(names: Iterable[str] = OFFLINE, *, repos: bool = False,
             console: Console | None = None) -> list[InstallResult]:
     """Install these servers at their pinned versions (already installed: skipped), then
     mcp-code-executor's workspace venv when that server is installed, then (`repos`)
-    the pinned git repositories. `uv`: None = use it when it is on PATH. A failure is a
-    result with the tool's error, never an exception."""
-    use_uv = shutil.which("uv") is not None if uv is None else uv
+    the pinned git repositories. A failure is a result with the tool's error, never an
+    exception."""
     chosen = [template(n) for n in names]
     console = console or Console(stderr=True)
     results: list[InstallResult] = []
@@ -434,11 +430,11 @@ def install(names: Iterable[str] = OFFLINE, *, repos: bool = False, uv: bool | N
                   console=console, transient=True) as progress:
         for t in chosen:
             job = progress.add_task(f"{t.name}: {t.requirement}")
-            results.append(_install_one(t, use_uv))
+            results.append(_install_one(t))
             progress.remove_task(job)
         if any(r.ok and r.server == CODE_EXECUTOR for r in results):
             job = progress.add_task(f"{CODE_EXECUTOR} workspace venv")
-            results.append(_install_workspace_venv(use_uv))
+            results.append(_install_workspace_venv())
             progress.remove_task(job)
         if repos:
             for pin in repo_pins():

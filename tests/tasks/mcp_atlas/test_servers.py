@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -205,6 +206,29 @@ def test_keys_network_and_paths_at_launch(tmp_path: Path,
         assert memory.env is not None and memory.env["MEMORY_FILE_PATH"] == \
             f"{ws.root}/repos/memory_mcp_server/memories-for-mcp.json"
     assert availability("nonesuch").reason == "'nonesuch' is not a server of MCP-Atlas's template"
+
+
+def test_pinned_repos_are_cloned_at_their_commit_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local repository stands in for GitHub; the pin is its first commit, not HEAD."""
+    origin = tmp_path / "origin" / "snake-game"
+    pinned = make_repo(origin, {"game.py": "v1\n"})
+    (origin / "game.py").write_text("v2\n")
+    subprocess.run(["git", "-C", str(origin), "-c", "user.name=t", "-c",
+                    "user.email=t@example.com", "commit", "-qam", "second"], check=True)
+    release = write_release(tmp_path, monkeypatch)
+    pins = release / "data" / "repos" / "git_submodule_info.csv"
+    pins.write_text(f"{origin},{pinned},/data/repos/snake-game\n")
+    (cloned,) = install([], repos=True)
+    (again,) = install([], repos=True)
+    assert (cloned.ok, cloned.skipped, again.ok, again.skipped) == (True, False, True, True)
+    assert servers.repo_head(tmp_path / "repos" / "snake-game") == pinned
+    with Workspace(repos=["snake-game"]) as ws:
+        assert (ws.root / "repos" / "snake-game" / "game.py").read_text() == "v1\n"
+    pins.write_text(f"{origin},{'0' * 40},/data/repos/snake-game\n")
+    (wrong,) = servers.install_repos()
+    assert not wrong.ok and wrong.detail.startswith(f"git checkout {'0' * 40}")
+    assert servers.repo_head(tmp_path / "repos" / "snake-game") == pinned
 
 
 # --- the real servers --------------------------------------------------------------------
