@@ -13,7 +13,7 @@ CODE = ["envs", "harness", "tasks", "synthesis", "training", "leaderboard", "env
 #: `os.environ.get("X"`, `os.environ["X"]`, `os.environ.setdefault("X"`, `os.getenv("X"`
 READS = re.compile(r"""(?:environ(?:\.get|\.setdefault)?\s*[(\[]|getenv\()\s*["']([A-Z0-9_]+)""")
 #: set for child processes, not read
-NOT_SETTINGS = {"OPENAI_API_KEY", "COLUMNS", "LINES", "PYTHONPATH", "VIRTUAL_ENV"}
+NOT_SETTINGS = {"OPENAI_API_KEY", "COLUMNS", "LINES", "PYTHONPATH", "VIRTUAL_ENV", "PATH"}
 
 
 def variables_read(folders: list[str]) -> set[str]:
