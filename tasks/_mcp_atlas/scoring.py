@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -73,6 +74,8 @@ DEFAULT_CONFIDENCE = 0.5
 #: episode endings that upstream's `run_eval.py` records as an `ERROR: ...` response (its
 #: harness call timing out or failing): an Inspect limit or an exception cut the episode
 ERROR_ENDINGS = frozenset({Termination.LIMIT, Termination.ERROR})
+
+logger = logging.getLogger(__name__)
 
 
 class ClaimVerdict(BaseModel):
@@ -148,6 +151,9 @@ async def _judge_claim(claim: str, response: str, judge: Model, config: Generate
             return json.loads(output.completion), attempt
         except Exception as e:  # upstream retries whatever goes wrong, then gives up
             error = e
+    # as upstream, a judge that cannot answer (a wrong key, no network) scores the claim 0
+    # rather than stopping the run; say so where it is seen
+    logger.warning("claim judged not fulfilled after %d failed judge calls: %s", ATTEMPTS, error)
     return {"claim_text": claim, "coverage_outcome": FAILED_OUTCOME,
             "justification": f"Evaluation failed: {error}",
             "confidence_level": FAILED_CONFIDENCE}, ATTEMPTS
