@@ -63,8 +63,8 @@ def doctor(
     for t in templates():
         group = ("local" if t.name in OFFLINE else "key" if t.key_vars else "network")
         status = availability(t.name)
-        table.add_row(t.name, group, escape(t.requirement),
-                      "[green]ready[/green]" if status.ok else f"[red]{escape(status.reason)}[/red]")
+        shown = "[green]ready[/green]" if status.ok else f"[red]{escape(status.reason)}[/red]"
+        table.add_row(t.name, group, escape(t.requirement), shown)
     console.print(table)
     console.print(f"network: {'yes' if network_available() else 'no'}")
     if servers_only:

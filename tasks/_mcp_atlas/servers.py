@@ -546,7 +546,7 @@ def availability(name: str) -> Availability:
     if installed_executable(t) is None:
         failure = _failure_file(name)
         how = ("`make install-mcp-atlas` installs it" if name in OFFLINE else
-               f"install it with tasks._mcp_atlas.servers.install([{name!r}])")
+               f"`envfactory mcp-atlas install {name}` installs it")
         reasons.append(f"not installed ({failure.read_text().strip()})" if failure.is_file()
                        else f"not installed in {servers_dir()} ({how})")
     elif name == CODE_EXECUTOR and not (code_executor_venv() / "envfactory-requirement.txt"
