@@ -28,16 +28,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tasks._mcp_atlas.release import Release, release
+from tasks._mcp_atlas.release import DATA_FILES, Release, release
 
 __all__ = ["HUB_DATASET", "AtlasTask", "TaskSource", "load_tasks", "server_of",
            "tool_name_mappings"]
 
 HUB_DATASET = "ScaleAI/MCP-Atlas"
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "json", ".json": "json"}
-#: folders of upstream's /data/repos that ship with the data (the rest are git clones)
-SHIPPED_REPOS = ("memory_mcp_server", "mcp_code_executor_workspace")
-_REPO_PATH = re.compile(r"/data/repos/([A-Za-z0-9._-]+)")
+#: what the release ships under /data/repos (the other names there are git clones)
+SHIPPED_REPOS = frozenset(Path(f).parts[1] for f in DATA_FILES if f.startswith("repos/"))
+#: `/data/repos/<name>` standing alone (not `/x/data/repos/...`)
+_REPO_PATH = re.compile(r"(?<![\w.\-~/])/data/repos/([\w.\-~]+)")
 
 
 class AtlasTask(BaseModel):
@@ -73,8 +74,8 @@ class AtlasTask(BaseModel):
         return [s for s in servers if s in owners]
 
     def repos(self) -> list[str]:
-        """Git repositories under `/data/repos/` the reference run touched (cloned by
-        upstream's image, not shipped with the data)."""
+        """Git repositories under `/data/repos/` the reference run's calls name, in order
+        of first mention (cloned by upstream's image, not shipped with the data)."""
         found: list[str] = []
         for message in self.trajectory:
             for call in message.get("tool_calls") or []:

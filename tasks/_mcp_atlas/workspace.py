@@ -34,19 +34,18 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from tasks._mcp_atlas.release import DATA_FILES, release
+from tasks._mcp_atlas.release import release
 from tasks._mcp_atlas.servers import code_executor_venv, repo_head, repo_pins, repos_dir
 
-__all__ = ["VIRTUAL_ROOT", "MissingRepos", "Workspace", "missing_repos", "repos_named"]
+__all__ = ["VIRTUAL_ROOT", "MissingRepos", "Workspace", "missing_repos"]
 
 #: the root upstream's servers and tasks use
 VIRTUAL_ROOT = "/data"
 #: characters that continue a path component (so `/database` is not `/data`)
 _NAME = r"[\w.\-~]"
 _VIRTUAL = re.compile(rf"(?<![\w.\-~/]){re.escape(VIRTUAL_ROOT)}(?!{_NAME})")
-_REPO_MENTION = re.compile(rf"(?<![\w.\-~/])/data/repos/({_NAME}+)")
 CODE_EXECUTOR_WORKSPACE = Path("repos") / "mcp_code_executor_workspace"
 T = TypeVar("T")
 
@@ -58,36 +57,13 @@ class MissingRepos(FileNotFoundError):
         self.names = names
         super().__init__(
             f"git repositories {', '.join(names)} not found in {repos_dir()} (clone the "
-            "release's pinned repos with tasks._mcp_atlas.servers.install(repos=True), "
-            "which needs GitHub, or set MCP_ATLAS_REPOS_DIR to a folder holding them)")
+            "release's pinned repos with `envfactory mcp-atlas install --repos`, which "
+            "needs GitHub, or set MCP_ATLAS_REPOS_DIR to a folder holding them)")
 
 
 def missing_repos(names: Iterable[str]) -> list[str]:
     """Which of these repositories `repos_dir()` lacks."""
     return [n for n in names if not (repos_dir() / n / ".git").exists()]
-
-
-def repos_named(value: Any) -> list[str]:
-    """The repositories `/data/repos/<name>` strings of `value` (nested) refer to, in
-    order of first mention, ignoring the release's own folders under `repos/`."""
-    shipped = {Path(f).parts[1] for f in DATA_FILES if f.startswith("repos/")}
-    found: dict[str, None] = {}
-    for text in _strings(value):
-        for name in _REPO_MENTION.findall(text):
-            if name not in shipped:
-                found.setdefault(name)
-    return list(found)
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
 
 
 class Workspace:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks._mcp_atlas.dataset import HUB_DATASET, load_tasks, tool_name_mappings
+from tasks._mcp_atlas.dataset import HUB_DATASET, AtlasTask, load_tasks, tool_name_mappings
 from tasks._mcp_atlas.release import release
 from tests.shared_data import MCP_ATLAS_DATA, needs_mcp_atlas
 
@@ -95,3 +95,17 @@ def test_without_a_local_copy_or_the_hub_the_error_says_what_to_set(
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(FileNotFoundError, match="MCP_ATLAS_TASKS"):
         load_tasks()
+
+
+def test_repos_are_the_git_clones_the_reference_calls_name() -> None:
+    """Shipped folders and files under /data/repos are not repositories to clone."""
+    calls = ['{"repo_path": "/data/repos/snake-game"}',
+             '{"path": "/data/repos/memory_mcp_server/memories-for-mcp.json"}',
+             '{"command": "ls /data/repos/storyteller/src /data/repos/snake-game"}',
+             '{"path": "/data/repos/git_submodule_info.csv"}',
+             '{"path": "/x/data/repos/elsewhere"}']
+    task = AtlasTask(task_id="t", prompt="p", enabled_tools=[], claims="[]", trajectory=[
+        {"role": "assistant", "tool_calls": [
+            {"id": str(i), "function": {"name": "git_git_log", "arguments": a}}]}
+        for i, a in enumerate(calls)])
+    assert task.repos() == ["snake-game", "storyteller"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tasks._mcp_atlas.release import DATA_FILES
-from tasks._mcp_atlas.workspace import MissingRepos, Workspace, repos_named
+from tasks._mcp_atlas.workspace import MissingRepos, Workspace
 
 PINNED_SHA = "93c5c9a0c9105ef08c3042e6433f2e504998932b"
 
@@ -142,10 +142,3 @@ def test_code_executor_venv_is_linked_when_installed(fake_release: Path,
         assert link.is_symlink() and link.resolve() == tmp_path / "servers" / "code-executor-venv"
 
 
-def test_repos_named_finds_task_repos(fake_release: Path) -> None:
-    trajectory = [{"arguments": {"repo_path": "/data/repos/snake-game"}},
-                  {"arguments": {"path": "/data/repos/memory_mcp_server/memories-for-mcp.json"}},
-                  {"arguments": {"command":
-                                 "ls /data/repos/storyteller/src /data/repos/snake-game"}},
-                  "/data/repos/git_submodule_info.csv"]
-    assert repos_named(trajectory) == ["snake-game", "storyteller"]
