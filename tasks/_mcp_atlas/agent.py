@@ -34,8 +34,8 @@ from tasks._mcp_atlas.oracle import AtlasOracle
 from tasks._mcp_atlas.servers import launch, templates
 from tasks._mcp_atlas.workspace import Workspace
 
-__all__ = ["MAX_TOOL_CALLS", "TOOL_TIMEOUT", "atlas_decode", "atlas_render", "atlas_solver",
-           "servers_to_start"]
+__all__ = ["MAX_TOOL_CALLS", "TOOL_TIMEOUT", "atlas_decode", "atlas_refuse", "atlas_render",
+           "atlas_solver", "servers_to_start"]
 
 #: upstream's harness defaults (agent-eval.ts, config.ts)
 MAX_TOOL_CALLS = 100
@@ -54,9 +54,15 @@ def atlas_render(name: str, outcome: McpOutcome, timeout: float = TOOL_TIMEOUT) 
         return Observation(text="success", ok=True)
     if outcome.kind == "timeout":
         return Observation(text=f"Tool call timed out after {timeout:g}s", ok=False)
-    detail = f"Failed to call tool '{name}': {outcome.error}"
-    return Observation(text=json.dumps({"detail": detail}, ensure_ascii=False,
-                                       separators=(",", ":")), ok=False)
+    # fastmcp's wording for a tool no running server has (ours names the offered ones)
+    error = f"Unknown tool: {name}" if outcome.kind == "unknown_tool" else outcome.error
+    return Observation(text=_compact({"detail": f"Failed to call tool '{name}': {error}"}),
+                       ok=False)
+
+
+def _compact(body: object) -> str:
+    """FastAPI's JSON for an error body (compact, non-ASCII kept)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def _node_json_error(raw: str) -> str | None:
@@ -72,31 +78,44 @@ def _node_json_error(raw: str) -> str | None:
 
 
 def atlas_decode(message: Message) -> list[Invocation]:
-    """Upstream's decoding: `JSON.parse` of each call's raw arguments; `null` runs with
-    no arguments (`args || {}`); anything that does not parse is answered with `Error: `
-    and the parser's first line (Node's wording when Node is installed, Python's
-    otherwise)."""
+    """Upstream's decoding: `JSON.parse` of each call's raw arguments, then `args || {}`.
+
+    What cannot run is refused with upstream's text (`atlas_refuse` sends it as is):
+    unparseable arguments get `Error: ` and the parser's first line (Node's wording when
+    Node is installed, Python's otherwise); falsy values (`null`, `0`, `""`, `false`)
+    run with no arguments; any other non-object reaches upstream's environment, whose
+    request validation answers with a 422 body."""
     invocations = []
     for call in message.tool_calls or []:
         raw = call.raw_arguments
         arguments, error = dict(call.arguments), call.parse_error
+        if error is not None:
+            error = f"Error: {error}"
         if raw is not None:
             try:
                 parsed = json.loads(raw)
                 error = None
             except ValueError as e:
-                parsed, error = None, _node_json_error(raw) or str(e).split("\n")[0]
+                parsed = None
+                error = f"Error: {_node_json_error(raw) or str(e).splitlines()[0]}"
             if error is None:
-                if parsed is None:
-                    arguments = {}
-                elif isinstance(parsed, dict):
+                if isinstance(parsed, dict):
                     arguments = parsed
+                elif not parsed:
+                    arguments = {}
                 else:
-                    error = "tool arguments must be a JSON object"
+                    error = _compact({"detail": [{
+                        "type": "dict_type", "loc": ["body", "tool_args"],
+                        "msg": "Input should be a valid dictionary", "input": parsed}]})
         invocations.append(Invocation(id=call.id, name=call.name,
                                       arguments=arguments if error is None else {},
                                       parse_error=error))
     return invocations
+
+
+def atlas_refuse(invocation: Invocation) -> str:
+    """The tool message for a call `atlas_decode` refused: its text, as upstream shows it."""
+    return invocation.parse_error or ""
 
 
 def servers_to_start(task: AtlasTask, available: Sequence[str]) -> list[str]:
@@ -132,7 +151,8 @@ def atlas_solver(max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOO
                 state.messages = []
                 agent = Side(role="assistant", model=get_model(), history=state.messages,
                              tools=tools)
-                rules = Rules(decode=atlas_decode, max_tool_calls=max_tool_calls)
+                rules = Rules(decode=atlas_decode, refuse=atlas_refuse,
+                              max_tool_calls=max_tool_calls)
                 user = ScriptedUser([UserTurn([ChatMessageUser(content=task.prompt)])])
                 # upstream re-sends each assistant message as the provider returned it
                 with raw_arguments.resend(arguments=True):

@@ -15,7 +15,7 @@ import pytest
 
 from harness.tool_backends import McpOutcome
 from harness.trajectory import Message, MessageCall
-from tasks._mcp_atlas.agent import atlas_decode, atlas_render
+from tasks._mcp_atlas.agent import atlas_decode, atlas_refuse, atlas_render
 
 
 def _message(raw: str) -> Message:
@@ -38,13 +38,24 @@ def test_raw_arguments_decode_as_json_parse() -> None:
     assert ok.arguments == {"expression": "1+1"} and ok.parse_error is None
     (null,) = atlas_decode(_message("null"))
     assert null.arguments == {} and null.parse_error is None
-    (listed,) = atlas_decode(_message("[1]"))
-    assert listed.parse_error is not None
+    for falsy in ("0", '""', "false"):
+        (none,) = atlas_decode(_message(falsy))
+        assert none.arguments == {} and none.parse_error is None
+    (listed,) = atlas_decode(_message('["/data/x.csv"]'))
+    assert atlas_refuse(listed) == (
+        '{"detail":[{"type":"dict_type","loc":["body","tool_args"],'
+        '"msg":"Input should be a valid dictionary","input":["/data/x.csv"]}]}')
+
+
+def test_a_tool_no_server_has() -> None:
+    unknown = atlas_render("no_such_tool", McpOutcome(kind="unknown_tool", error="ours"))
+    assert unknown.text == ('{"detail":"Failed to call tool \'no_such_tool\': '
+                            'Unknown tool: no_such_tool"}')
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node is not installed")
 def test_undecodable_arguments_get_node_s_message() -> None:
     (bad,) = atlas_decode(_message('{"a": }'))
-    assert bad.parse_error == "Unexpected token '}', \"{\"a\": }\" is not valid JSON"
+    assert atlas_refuse(bad) == "Error: Unexpected token '}', \"{\"a\": }\" is not valid JSON"
     (empty,) = atlas_decode(_message(""))
-    assert empty.parse_error == "Unexpected end of JSON input"
+    assert atlas_refuse(empty) == "Error: Unexpected end of JSON input"
