@@ -149,11 +149,11 @@ def test_requests_equal_the_official_ones(case: str, tmp_path: Path,
     recorded = load(case)
     names = [t.name for t in templates()]
     offered = [t["function"]["name"] for t in recorded["requests"][0]["tools"]]
-    for server in dict.fromkeys(server_of(name, names) for name in offered):
-        assert server is not None
-        status = availability(server)
+    for owner in dict.fromkeys(server_of(name, names) for name in offered):
+        assert owner is not None
+        status = availability(owner)
         if not status.ok:
-            pytest.skip(f"{server} cannot start here: {status.reason} (`make install-mcp-atlas`)")
+            pytest.skip(f"{owner} cannot start here: {status.reason} (`make install-mcp-atlas`)")
     if recorded["task_id"] == "e5f6d7c8b9":
         stand_in_storyteller(tmp_path / "repos")
         monkeypatch.setenv("MCP_ATLAS_REPOS_DIR", str(tmp_path / "repos"))
