@@ -31,7 +31,8 @@ install-mcp-atlas: install
 	    "MCP-Atlas servers (filesystem, memory, code runner, ...) are not installed and" \
 	    "their tests skip; install Node.js >= 18 with npm to run them"
 	$(if $(MCP_ATLAS_DATA_DIR),MCP_ATLAS_DATA_DIR=$(MCP_ATLAS_DATA_DIR)) \
-	    $(PYTHON) -m tasks._mcp_atlas.servers
+	    envfactory mcp-atlas install || echo "install-mcp-atlas: servers not installed;" \
+	    "their tests skip"
 
 # The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
 # `models prepare` converts the packaged GGUF once and prints the model directory; the

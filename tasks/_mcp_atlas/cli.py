@@ -26,23 +26,15 @@ def install(
 ) -> None:
     """Install servers at the template's pinned versions into the servers folder
     (`MCP_ATLAS_SERVERS_DIR`); runs then start them from there, without npx/uvx."""
-    from tasks._mcp_atlas.servers import OFFLINE
+    from tasks._mcp_atlas.servers import OFFLINE, report
     from tasks._mcp_atlas.servers import install as install_servers
 
     try:
         results = install_servers(servers or OFFLINE, repos=repos)
     except (KeyError, ValueError, OSError) as e:
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: MCP-Atlas servers not installed: {e}", err=True)
         raise typer.Exit(1) from None
-    table = Table(title="MCP-Atlas install")
-    for col in ("server", "requirement", "result"):
-        table.add_column(col)
-    for r in results:
-        result = ("[green]already installed[/green]" if r.skipped else
-                  f"[green]installed ({r.seconds:.0f} s)[/green]" if r.ok else
-                  f"[red]{escape(r.detail)}[/red]")
-        table.add_row(r.server, escape(r.requirement), result)
-    console.print(table)
+    report(results, Console(stderr=True))
 
 
 @app.command("doctor")

@@ -594,7 +594,7 @@ def launch(name: str, workspace: Workspace) -> McpServerSpec:
                          env=env, cwd=str(workspace.home), setup=setup)
 
 
-# --- `make install-mcp-atlas` ----------------------------------------------------------
+# --- reporting (`envfactory mcp-atlas install`) ---------------------------------------
 
 def report(results: list[InstallResult], console: Console) -> None:
     """One line per result (plain enough for CI logs)."""
@@ -603,24 +603,3 @@ def report(results: list[InstallResult], console: Console) -> None:
             if r.ok else f"FAILED: {r.detail}"
         console.print(f"{r.server:<24} {r.requirement.replace(chr(10), ', ')}  {state}",
                       markup=False, highlight=False, soft_wrap=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Install the offline servers (or the named ones; `--repos` adds the git repos)
-    and print what happened. Exits 0 even when some fail: a server that cannot be
-    installed is reported, and the tests that need it skip, saying why."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    repos = "--repos" in args
-    names = [a for a in args if a != "--repos"] or list(OFFLINE)
-    console = Console(stderr=True)
-    try:
-        results = install(names, repos=repos, console=console)
-    except (FileNotFoundError, KeyError, ValueError) as e:
-        console.print(f"[red]MCP-Atlas servers not installed[/red]: {e}")
-        return 0
-    report(results, console)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
