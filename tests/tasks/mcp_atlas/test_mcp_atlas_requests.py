@@ -15,18 +15,24 @@ Normalised, because they must differ or are the same request for the model:
 - `tool_choice: "auto"`, which Inspect always sends with tools and upstream omits (the
   API's default when tools are given);
 - a tool message's content: upstream sends a list of text parts, Inspect a string; the
-  parts' texts are joined with a newline (every recorded result has one part).
+  parts' texts are joined with a newline (every recorded result has one part);
+- the command list in `cli-mcp-server_run_command`'s description, which the server
+  prints in Python set order (it changes from one start to the next, upstream's too).
 Not normalised: `/data` paths (our workspace maps the sample's folder back to `/data`).
 
-Task e5f6d7c8b9 (git) runs on the recording's stand-in for `/data/repos/storyteller`,
-built here with the same fixed authors and dates (so the same commit ids); the check that
-a repository is at the release's pinned commit is lifted for it alone.
+Case `all_tools` plays a made-up task (its CSV row is in the fixture) that enables every
+tool of the six servers, in reverse order. Task e5f6d7c8b9 (git) runs on the recording's
+stand-in for `/data/repos/storyteller`, built here with the same fixed authors and dates
+(so the same commit ids); the check that a repository is at the release's pinned commit
+is lifted for it alone.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -49,6 +55,8 @@ CASES = sorted(p.stem for p in RECORDED.glob("*.json")
                if "script" in json.loads(p.read_text(encoding="utf-8")))
 #: differences found, for the task to fix (the test passes once they are gone)
 KNOWN: dict[str, str] = {
+    "all_tools": "cli-mcp-server_run_command's description shows the sample's real folder, "
+                 "not /data (tool descriptions are not mapped back)",
     "empty_output": "an empty text result is shown as '(ContentText omitted)' "
                     "(McpBackend.call: `getattr(i, 'text', None) or ...`), not 'success'",
     "resource_content": "a result with only a resource block is an error for Inspect's MCP "
@@ -59,6 +67,9 @@ KNOWN: dict[str, str] = {
                         "is shown; upstream's fastmcp proxy answers 'Input validation error: "
                         "<jsonschema message>'",
 }
+
+
+COMMANDS = re.compile(r"Available commands: ([^\n]*)")
 
 
 def load(case: str) -> dict[str, Any]:
@@ -102,6 +113,10 @@ def normalised(body: dict[str, Any]) -> dict[str, Any]:
                 m["content"] = "\n".join(part["text"] for part in m["content"])
         messages.append(m)
     rest = {k: v for k, v in body.items() if k not in ("messages", "model")}
+    if "tools" in rest:
+        rest["tools"] = [{**t, "function": {**t["function"], "description": COMMANDS.sub(
+            lambda m: "Available commands: " + ", ".join(sorted(m.group(1).split(", "))),
+            t["function"]["description"])}} for t in rest["tools"]]
     if rest.get("tool_choice") == "auto" and rest.get("tools"):
         del rest["tool_choice"]
     return {"messages": messages, **rest}
@@ -154,6 +169,13 @@ def test_requests_equal_the_official_ones(case: str, tmp_path: Path,
         status = availability(owner)
         if not status.ok:
             pytest.skip(f"{owner} cannot start here: {status.reason} (`make install-mcp-atlas`)")
+    if "task_row" in recorded:
+        tasks = tmp_path / "tasks.csv"
+        with tasks.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(recorded["task_row"]))
+            writer.writeheader()
+            writer.writerow(recorded["task_row"])
+        monkeypatch.setenv("MCP_ATLAS_TASKS", str(tasks))
     if recorded["task_id"] == "e5f6d7c8b9":
         stand_in_storyteller(tmp_path / "repos")
         monkeypatch.setenv("MCP_ATLAS_REPOS_DIR", str(tmp_path / "repos"))
