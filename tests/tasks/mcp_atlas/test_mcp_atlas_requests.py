@@ -21,10 +21,10 @@ Normalised, because they must differ or are the same request for the model:
 Not normalised: `/data` paths (our workspace maps the sample's folder back to `/data`).
 
 Case `all_tools` plays a made-up task (its CSV row is in the fixture) that enables every
-tool of the six servers, in reverse order. Task e5f6d7c8b9 (git) runs on the recording's
-stand-in for `/data/repos/storyteller`, built here with the same fixed authors and dates
-(so the same commit ids); the check that a repository is at the release's pinned commit
-is lifted for it alone.
+tool of the six servers, in reverse order. The repositories folder holds the recording's
+stand-in for `/data/repos/storyteller` (task e5f6d7c8b9 reads it), built here with the
+same fixed authors and dates (so the same commit ids); the check that a repository is at
+the release's pinned commit is lifted for it alone.
 """
 
 from __future__ import annotations
@@ -61,6 +61,11 @@ KNOWN: dict[str, str] = {
                     "(McpBackend.call: `getattr(i, 'text', None) or ...`), not 'success'",
     "resource_content": "a result with only a resource block is an error for Inspect's MCP "
                         "client; upstream shows 'success'",
+    "image_content": "an image-only result is shown as '(ContentImage omitted)', not "
+                     "'success'",
+    "unoffered_server": "only servers owning an enabled tool are started (and only the "
+                        "task's repositories copied): upstream's environment runs all its "
+                        "servers, so calls of their tools run",
     "malformed_args": "a wrongly typed value reaches the server (pydantic's error is shown), "
                       "not upstream's 'Input validation error: 5 is not of type 'string''",
     "schema_violation": "arguments breaking the inputSchema reach the server, whose own error "
@@ -176,12 +181,11 @@ def test_requests_equal_the_official_ones(case: str, tmp_path: Path,
             writer.writeheader()
             writer.writerow(recorded["task_row"])
         monkeypatch.setenv("MCP_ATLAS_TASKS", str(tasks))
-    if recorded["task_id"] == "e5f6d7c8b9":
-        stand_in_storyteller(tmp_path / "repos")
-        monkeypatch.setenv("MCP_ATLAS_REPOS_DIR", str(tmp_path / "repos"))
-        pins = workspace.repo_pins
-        monkeypatch.setattr(workspace, "repo_pins",
-                            lambda: [p for p in pins() if p.name != "storyteller"])
+    stand_in_storyteller(tmp_path / "repos")  # the recording's /data/repos always had it
+    monkeypatch.setenv("MCP_ATLAS_REPOS_DIR", str(tmp_path / "repos"))
+    pins = workspace.repo_pins
+    monkeypatch.setattr(workspace, "repo_pins",
+                        lambda: [p for p in pins() if p.name != "storyteller"])
     options = {k: v for k, v in recorded["run_agent_body"].items() if k == "max_tool_calls"}
     with RecordingServer(scripted(recorded["script"])) as server:
         model = get_model("openai/scripted", base_url=server.url, api_key="sk-scripted",
