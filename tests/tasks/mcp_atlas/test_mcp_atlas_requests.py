@@ -66,6 +66,9 @@ KNOWN: dict[str, str] = {
     "unoffered_server": "only servers owning an enabled tool are started (and only the "
                         "task's repositories copied): upstream's environment runs all its "
                         "servers, so calls of their tools run",
+    "memory_cache": "results of calculator / memory / code runner are not cached per tool and "
+                    "arguments as upstream's environment does (a repeated memory search after "
+                    "a write shows the stale result there)",
     "malformed_args": "a wrongly typed value reaches the server (pydantic's error is shown), "
                       "not upstream's 'Input validation error: 5 is not of type 'string''",
     "schema_violation": "arguments breaking the inputSchema reach the server, whose own error "
