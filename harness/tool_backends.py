@@ -33,6 +33,8 @@ from types import TracebackType
 from typing import Any, Literal, Protocol
 
 import anyio
+import jsonschema
+from inspect_ai.model import ContentText
 from inspect_ai.tool import (
     MCPServer,
     ToolDef,
@@ -299,10 +301,12 @@ McpOutcomeKind = Literal["ok", "tool_error", "unknown_tool", "timeout"]
 
 class McpOutcome(BaseModel):
     """What one MCP call gave, before a benchmark renders it for the model: the text of
-    each content item (Inspect's rendering of non-text items), or the error's message."""
+    each text item and the kinds of the others (`image`, `audio`, ...), or the error's
+    message."""
 
     kind: McpOutcomeKind
     texts: list[str] = []
+    non_text: list[str] = []
     error: str | None = None
 
 
@@ -310,7 +314,7 @@ def default_render(name: str, outcome: McpOutcome) -> Observation:
     """Ours: the result's text, or `Error: <message>`."""
     if outcome.kind != "ok":
         return Observation(text=f"Error: {outcome.error}", ok=False)
-    text = "".join(outcome.texts)
+    text = "".join(outcome.texts + [f"({kind} omitted)" for kind in outcome.non_text])
     try:
         content = json.loads(text)
     except json.JSONDecodeError:
@@ -327,12 +331,15 @@ class McpBackend(ToolBackend):
     servers); those two are never offered to, or callable by, the model. A server that
     fails to start stops the ones already started.
 
-    Benchmarks with an official harness adjust four things: `official_objects` sends each
-    tool as the Chat Completions object that harness builds from the server's listing
-    (`{name, description, parameters: inputSchema, strict: false}`, verbatim), `timeout`
-    bounds each call, `call_unoffered` lets the model run any tool of a started server
-    (MCP-Atlas's environment executes every tool it hosts, offered or not), and
-    `render` turns each `McpOutcome` into the text the model is shown.
+    Benchmarks with an official harness adjust what differs: `official_objects` sends
+    each tool as the Chat Completions object that harness builds from the server's
+    listing (`{name, description, parameters: inputSchema, strict: false}`, verbatim),
+    `timeout` bounds each call, `call_unoffered` lets the model run any tool of a started
+    server (MCP-Atlas's environment executes every tool it hosts, offered or not),
+    `validate_arguments` checks each call against the tool's `inputSchema` first, as an
+    MCP proxy does (`Input validation error: <jsonschema's message>`), `rewrite`
+    translates arguments, results and the tools' descriptions and schemas, and `render`
+    turns each `McpOutcome` into the text the model is shown.
     """
 
     def __init__(self, servers: Sequence[McpServerSpec],
@@ -340,12 +347,12 @@ class McpBackend(ToolBackend):
                  separator: str = SEPARATOR, official_objects: bool = False,
                  timeout: float | None = None, rewrite: Rewrite | None = None,
                  render: Callable[[str, McpOutcome], Observation] = default_render,
-                 call_unoffered: bool = False) -> None:
+                 call_unoffered: bool = False, validate_arguments: bool = False) -> None:
         self.specs = {s.name: s for s in servers}
         self.states = dict(states or {})
         self.separator, self.official_objects = separator, official_objects
         self.timeout, self.rewrite, self.render = timeout, rewrite, render
-        self.call_unoffered = call_unoffered
+        self.call_unoffered, self.validate_arguments = call_unoffered, validate_arguments
         self.defs: dict[str, dict[str, ToolDef]] = {}
         #: each server's tools as it listed them (`mcp.types.Tool`), in its order
         self.listed: dict[str, list[Any]] = {}
@@ -385,11 +392,15 @@ class McpBackend(ToolBackend):
         d = self.defs[server][tool.name]
         name = qualify(server, tool.name, self.separator)
         if self.official_objects:
+            description, schema = tool.description, dict(tool.inputSchema)
+            if self.rewrite is not None:  # a server may print its real paths in them
+                description = None if description is None else self.rewrite.text(description)
+                schema = json.loads(self.rewrite.text(json.dumps(schema)))
             official = {"type": "function", "function": {
-                "name": name, "description": tool.description,
-                "parameters": dict(tool.inputSchema), "strict": False}}
+                "name": name, "description": description, "parameters": schema,
+                "strict": False}}
             params = ToolParams.model_validate(d.parameters.model_dump(exclude_none=True))
-            return verbatim(ToolInfo(name=name, description=tool.description or "",
+            return verbatim(ToolInfo(name=name, description=description or "",
                                      parameters=params), official)
         return ToolInfo(name=name, description=d.description,
                         parameters=ToolParams.model_validate(inline_refs(
@@ -430,6 +441,9 @@ class McpBackend(ToolBackend):
         if not isinstance(arguments, Mapping):
             return self._shown(name, McpOutcome(
                 kind="tool_error", error=f"Arguments for tool {name!r} must be an object."))
+        invalid = self._invalid(*parts, arguments) if self.validate_arguments else None
+        if invalid is not None:
+            return self._shown(name, McpOutcome(kind="tool_error", error=invalid))
         if self.rewrite is not None:
             arguments = self.rewrite.arguments(dict(arguments))
         try:
@@ -443,14 +457,24 @@ class McpBackend(ToolBackend):
             return self._shown(name, McpOutcome(kind="tool_error", error=message))
         items = result if isinstance(result, list) else [result]
         return self._shown(name, McpOutcome(
-            kind="ok", texts=[getattr(i, "text", None) or _content_text(i) for i in items]))
+            kind="ok", texts=[i.text for i in items if isinstance(i, ContentText)],
+            non_text=[getattr(i, "type", type(i).__name__) for i in items
+                      if not isinstance(i, ContentText)]))
+
+    def _invalid(self, server: str, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """The MCP SDK server's wording when `arguments` break the tool's schema."""
+        schema = next((t.inputSchema for t in self.listed[server] if t.name == tool), None)
+        try:
+            jsonschema.validate(instance=dict(arguments), schema=schema or {})
+        except jsonschema.ValidationError as e:
+            return f"Input validation error: {e.message}"
+        return None
 
     def _shown(self, name: str, outcome: McpOutcome) -> Observation:
         if self.rewrite is not None:
-            outcome = McpOutcome(kind=outcome.kind,
-                                 texts=[self.rewrite.text(t) for t in outcome.texts],
-                                 error=None if outcome.error is None
-                                 else self.rewrite.text(outcome.error))
+            outcome = outcome.model_copy(update={
+                "texts": [self.rewrite.text(t) for t in outcome.texts],
+                "error": None if outcome.error is None else self.rewrite.text(outcome.error)})
         return self.render(name, outcome)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
@@ -468,8 +492,3 @@ def _listed_tools(server: MCPServer) -> list[Any]:
         raise RuntimeError(f"{type(server).__name__} keeps no raw tool list "
                            "(inspect-ai changed; update harness.tool_backends._listed_tools)")
     return list(listed)
-
-
-def _content_text(item: Any) -> str:
-    """Non-text content as Inspect's MCP client shows it (images, resources)."""
-    return getattr(item, "text", None) or f"({type(item).__name__} omitted)"

@@ -45,13 +45,20 @@ TOOL_TIMEOUT = 60.0
 def atlas_render(name: str, outcome: McpOutcome, timeout: float = TOOL_TIMEOUT) -> Observation:
     """The tool message upstream's model sees for one call.
 
-    A result shows its text items (none with text: `success`); a failed call shows the
+    A result shows its text items (no text, e.g. only an image: `success`); a failed call
+    — a server's error, arguments breaking the tool's schema (checked first, as
+    upstream's fastmcp proxy does), a tool no running server has — shows the
     environment's error body, `{"detail":"Failed to call tool '<name>': <error>"}`
     (FastAPI's compact JSON); a timeout, the harness's own sentence."""
     if outcome.kind == "ok":
-        if any(t.strip() for t in outcome.texts):
-            return Observation(text="\n".join(outcome.texts), ok=True)
-        return Observation(text="success", ok=True)
+        if not any(t.strip() for t in outcome.texts):
+            return Observation(text="success", ok=True)
+        if outcome.non_text:
+            # text beside an image or resource fails the harness's zod schema for tool
+            # results; zod 3's message is its issues as indented JSON, whose first line
+            # the harness shows (read from the code; not among the recorded cases)
+            return Observation(text="Error: [", ok=False)
+        return Observation(text="\n".join(outcome.texts), ok=True)
     if outcome.kind == "timeout":
         return Observation(text=f"Tool call timed out after {timeout:g}s", ok=False)
     # fastmcp's wording for a tool no running server has (ours names the offered ones)
@@ -144,7 +151,7 @@ def atlas_solver(max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOO
             backend = McpBackend(specs, separator="_", official_objects=True,
                                  timeout=tool_timeout, rewrite=workspace,
                                  render=lambda n, o: atlas_render(n, o, tool_timeout),
-                                 call_unoffered=True)
+                                 call_unoffered=True, validate_arguments=True)
             async with backend:
                 tools = backend.tools()
                 state.metadata["tools_missing"] = sorted(enabled - {t.name for t in tools})

@@ -55,25 +55,14 @@ CASES = sorted(p.stem for p in RECORDED.glob("*.json")
                if "script" in json.loads(p.read_text(encoding="utf-8")))
 #: differences found, for the task to fix (the test passes once they are gone)
 KNOWN: dict[str, str] = {
-    "all_tools": "cli-mcp-server_run_command's description shows the sample's real folder, "
-                 "not /data (tool descriptions are not mapped back)",
-    "empty_output": "an empty text result is shown as '(ContentText omitted)' "
-                    "(McpBackend.call: `getattr(i, 'text', None) or ...`), not 'success'",
     "resource_content": "a result with only a resource block is an error for Inspect's MCP "
                         "client; upstream shows 'success'",
-    "image_content": "an image-only result is shown as '(ContentImage omitted)', not "
-                     "'success'",
     "unoffered_server": "only servers owning an enabled tool are started (and only the "
                         "task's repositories copied): upstream's environment runs all its "
                         "servers, so calls of their tools run",
     "memory_cache": "results of calculator / memory / code runner are not cached per tool and "
                     "arguments as upstream's environment does (a repeated memory search after "
                     "a write shows the stale result there)",
-    "malformed_args": "a wrongly typed value reaches the server (pydantic's error is shown), "
-                      "not upstream's 'Input validation error: 5 is not of type 'string''",
-    "schema_violation": "arguments breaking the inputSchema reach the server, whose own error "
-                        "is shown; upstream's fastmcp proxy answers 'Input validation error: "
-                        "<jsonschema message>'",
 }
 
 
