@@ -335,7 +335,8 @@ class McpBackend(ToolBackend):
     each tool as the Chat Completions object that harness builds from the server's
     listing (`{name, description, parameters: inputSchema, strict: false}`, verbatim),
     `timeout` bounds each call, `call_unoffered` lets the model run any tool of a started
-    server (MCP-Atlas's environment executes every tool it hosts, offered or not),
+    server (MCP-Atlas's environment executes every tool it hosts, offered or not; the
+    servers a task offers nothing of wait in `standby` until one of their tools is called),
     `validate_arguments` checks each call against the tool's `inputSchema` first, as an
     MCP proxy does (`Input validation error: <jsonschema's message>`), `rewrite`
     translates arguments, results and the tools' descriptions and schemas, and `render`
@@ -347,8 +348,12 @@ class McpBackend(ToolBackend):
                  separator: str = SEPARATOR, official_objects: bool = False,
                  timeout: float | None = None, rewrite: Rewrite | None = None,
                  render: Callable[[str, McpOutcome], Observation] = default_render,
-                 call_unoffered: bool = False, validate_arguments: bool = False) -> None:
+                 call_unoffered: bool = False, validate_arguments: bool = False,
+                 standby: Sequence[McpServerSpec] = ()) -> None:
         self.specs = {s.name: s for s in servers}
+        #: servers started only when the model first calls one of their tools (with
+        #: `call_unoffered`: an environment that hosts more servers than a task offers)
+        self.standby = {s.name: s for s in standby if s.name not in self.specs}
         self.states = dict(states or {})
         self.separator, self.official_objects = separator, official_objects
         self.timeout, self.rewrite, self.render = timeout, rewrite, render
@@ -373,13 +378,7 @@ class McpBackend(ToolBackend):
     async def __aenter__(self) -> McpBackend:
         try:
             for name, spec in self.specs.items():
-                server = await self._stack.enter_async_context(spec.server())
-                self.defs[name] = {d.name: d for d in (ToolDef(t) for t in await server.tools())}
-                self.listed[name] = _listed_tools(server)
-                for tool, arguments in spec.setup:
-                    await self._raw(name, tool, arguments)
-                if name in self.states:
-                    await self._raw(name, "load_scenario", {"scenario": dict(self.states[name])})
+                await self._start(name, spec)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -387,6 +386,23 @@ class McpBackend(ToolBackend):
                        for server, tools in self.listed.items() for tool in tools
                        if self._offers(server, tool.name)]
         return self
+
+    async def _start(self, name: str, spec: McpServerSpec) -> None:
+        server = await self._stack.enter_async_context(spec.server())
+        self.defs[name] = {d.name: d for d in (ToolDef(t) for t in await server.tools())}
+        self.listed[name] = _listed_tools(server)
+        for tool, arguments in spec.setup:
+            await self._raw(name, tool, arguments)
+        if name in self.states:
+            await self._raw(name, "load_scenario", {"scenario": dict(self.states[name])})
+
+    async def _wake(self, name: str) -> None:
+        """Start the standby server a tool name points at, if any (none offers tools)."""
+        parts = split_name(name, self.standby, self.separator) if self.call_unoffered else None
+        if parts is not None and parts[0] not in self.defs:
+            spec = self.standby.pop(parts[0])
+            self.specs[spec.name] = spec.model_copy(update={"tools": []})
+            await self._start(spec.name, self.specs[spec.name])
 
     def _info(self, server: str, tool: Any) -> ToolInfo:
         d = self.defs[server][tool.name]
@@ -434,6 +450,8 @@ class McpBackend(ToolBackend):
 
     async def call(self, name: str, arguments: Mapping[str, Any],
                    role: Role = "assistant") -> Observation:
+        if role == "assistant":
+            await self._wake(name)
         parts = self._callable(name) if role == "assistant" else None
         if parts is None:
             error = unknown_tool(name, [info.name for info in self._infos])

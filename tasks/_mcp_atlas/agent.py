@@ -148,10 +148,13 @@ def atlas_solver(max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOO
         with Workspace(repos=task.repos()) as workspace:
             specs = [launch(name, workspace).model_copy(update={
                 "tools": [t[len(name) + 1:] for t in offered[name]]}) for name in names]
+            # upstream's one environment runs every server: the others start on a call
+            standby = [launch(name, workspace) for name in available if name not in names]
             backend = McpBackend(specs, separator="_", official_objects=True,
                                  timeout=tool_timeout, rewrite=workspace,
                                  render=lambda n, o: atlas_render(n, o, tool_timeout),
-                                 call_unoffered=True, validate_arguments=True)
+                                 call_unoffered=True, validate_arguments=True,
+                                 standby=standby)
             async with backend:
                 tools = backend.tools()
                 state.metadata["tools_missing"] = sorted(enabled - {t.name for t in tools})

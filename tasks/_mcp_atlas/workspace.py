@@ -69,8 +69,9 @@ def missing_repos(names: Iterable[str]) -> list[str]:
 class Workspace:
     """A sample's `/data` (a fresh copy) and HOME, as a context manager.
 
-    `repos`: the git repositories the task uses, copied in as `data/repos/<name>`; a
-    missing one raises `MissingRepos`, and one of the release's pins checked out at
+    `repos`: the git repositories the task uses, copied in as `data/repos/<name>` (with
+    every other repository installed in `repos_dir()`, as upstream's `/data` has them all); a
+    missing one of the task's raises `MissingRepos`, and one of the release's pins checked out at
     another commit raises `ValueError`. `root` is the resolved real path that stands for
     `/data`; `arguments` / `text` translate (the `Rewrite` that `McpBackend` applies)."""
 
@@ -98,7 +99,11 @@ class Workspace:
         if missing:
             raise MissingRepos(missing)
         pins = {p.name: p.sha for p in repo_pins()}
-        for name in self.repos:
+        # upstream's /data/repos holds every clone, whichever task runs
+        others = sorted(g.parent.name for g in repos_dir().glob("*/.git")
+                        if g.parent.name not in self.repos) if repos_dir().is_dir() else []
+        repos = self.repos + others
+        for name in repos:
             head = repo_head(repos_dir() / name) if name in pins else None
             if head is not None and head != pins[name]:
                 raise ValueError(f"{repos_dir() / name} is at {head}, not the release's "
@@ -107,7 +112,7 @@ class Workspace:
         self._dir = self._created.resolve()
         try:
             shutil.copytree(release().data_dir(), self.root, symlinks=True)
-            for name in self.repos:
+            for name in repos:
                 shutil.copytree(repos_dir() / name, self.root / "repos" / name, symlinks=True)
             venv = code_executor_venv()
             if venv.is_dir():
