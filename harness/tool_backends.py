@@ -338,7 +338,9 @@ class McpBackend(ToolBackend):
     server (MCP-Atlas's environment executes every tool it hosts, offered or not; the
     servers a task offers nothing of wait in `standby` until one of their tools is called),
     `validate_arguments` checks each call against the tool's `inputSchema` first, as an
-    MCP proxy does (`Input validation error: <jsonschema's message>`), `rewrite`
+    MCP proxy does (`Input validation error: <jsonschema's message>`), `cached` servers'
+    successful results are reused for a repeated tool and arguments (MCP-Atlas's
+    environment does so, stale after a write included), `rewrite`
     translates arguments, results and the tools' descriptions and schemas, and `render`
     turns each `McpOutcome` into the text the model is shown.
     """
@@ -349,11 +351,14 @@ class McpBackend(ToolBackend):
                  timeout: float | None = None, rewrite: Rewrite | None = None,
                  render: Callable[[str, McpOutcome], Observation] = default_render,
                  call_unoffered: bool = False, validate_arguments: bool = False,
-                 standby: Sequence[McpServerSpec] = ()) -> None:
+                 standby: Sequence[McpServerSpec] = (), cached: Collection[str] = ()) -> None:
         self.specs = {s.name: s for s in servers}
         #: servers started only when the model first calls one of their tools (with
         #: `call_unoffered`: an environment that hosts more servers than a task offers)
         self.standby = {s.name: s for s in standby if s.name not in self.specs}
+        #: servers whose successful results are reused for the same tool and arguments
+        self.cached = frozenset(cached)
+        self._results: dict[tuple[str, str], McpOutcome] = {}
         self.states = dict(states or {})
         self.separator, self.official_objects = separator, official_objects
         self.timeout, self.rewrite, self.render = timeout, rewrite, render
@@ -459,25 +464,32 @@ class McpBackend(ToolBackend):
         if not isinstance(arguments, Mapping):
             return self._shown(name, McpOutcome(
                 kind="tool_error", error=f"Arguments for tool {name!r} must be an object."))
+        key = (name, json.dumps(arguments, sort_keys=True))
+        if parts[0] in self.cached and key in self._results:
+            return self._shown(name, self._results[key])
         invalid = self._invalid(*parts, arguments) if self.validate_arguments else None
         if invalid is not None:
             return self._shown(name, McpOutcome(kind="tool_error", error=invalid))
+        outcome = await self._run(parts, arguments)
+        if parts[0] in self.cached and outcome.kind == "ok":
+            self._results[key] = outcome
+        return self._shown(name, outcome)
+
+    async def _run(self, parts: tuple[str, str], arguments: Mapping[str, Any]) -> McpOutcome:
         if self.rewrite is not None:
             arguments = self.rewrite.arguments(dict(arguments))
         try:
             with anyio.fail_after(self.timeout):
                 result = await self.defs[parts[0]][parts[1]].tool(**arguments)
         except TimeoutError:
-            return self._shown(name, McpOutcome(kind="timeout", error=f"timed out after "
-                                                f"{self.timeout:g}s"))
+            return McpOutcome(kind="timeout", error=f"timed out after {self.timeout:g}s")
         except Exception as e:  # noqa: BLE001 - every server failure is the model's to see
-            message = e.message if isinstance(e, ToolError) else str(e)
-            return self._shown(name, McpOutcome(kind="tool_error", error=message))
+            return McpOutcome(kind="tool_error",
+                              error=e.message if isinstance(e, ToolError) else str(e))
         items = result if isinstance(result, list) else [result]
-        return self._shown(name, McpOutcome(
-            kind="ok", texts=[i.text for i in items if isinstance(i, ContentText)],
-            non_text=[getattr(i, "type", type(i).__name__) for i in items
-                      if not isinstance(i, ContentText)]))
+        return McpOutcome(kind="ok", texts=[i.text for i in items if isinstance(i, ContentText)],
+                          non_text=[getattr(i, "type", type(i).__name__) for i in items
+                                    if not isinstance(i, ContentText)])
 
     def _invalid(self, server: str, tool: str, arguments: Mapping[str, Any]) -> str | None:
         """The MCP SDK server's wording when `arguments` break the tool's schema."""

@@ -6,8 +6,11 @@ objects built from the servers' listings, and loops: each assistant message's to
 run in order and their results go back as tool messages; a message without tool calls
 ends the run; at most 100 tool calls (calls past the limit never run); each call times
 out after 60 s. Its environment (a FastAPI app over fastmcp) runs any tool of its
-servers, offered or not, and answers a failed call with an HTTP 500 whose body the
-harness shows the model as the tool's result. The answer scored is the last assistant
+servers, offered or not, reuses the results of most servers for a repeated tool and
+arguments (`CACHEABLE_SERVERS`: a search repeated after a write is stale), and answers a
+failed call with an HTTP 500 whose body the harness shows the model as the tool's result.
+Its cache and `/data` live as long as the container, across tasks; here both live one
+sample (`Workspace`), so samples never see each other. The answer scored is the last assistant
 message with text.
 
 Here the loop is `harness.episode.Episode` with one scripted user turn; the servers are
@@ -29,7 +32,7 @@ from harness import raw_arguments
 from harness.episode import Episode, Invocation, Rules, ScriptedUser, Side, UserTurn
 from harness.tool_backends import McpBackend, McpOutcome, Observation
 from harness.trajectory import Message
-from tasks._mcp_atlas.dataset import AtlasTask
+from tasks._mcp_atlas.dataset import AtlasTask, cacheable_servers
 from tasks._mcp_atlas.oracle import AtlasOracle
 from tasks._mcp_atlas.servers import launch, templates
 from tasks._mcp_atlas.workspace import Workspace
@@ -154,7 +157,7 @@ def atlas_solver(max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOO
                                  timeout=tool_timeout, rewrite=workspace,
                                  render=lambda n, o: atlas_render(n, o, tool_timeout),
                                  call_unoffered=True, validate_arguments=True,
-                                 standby=standby)
+                                 standby=standby, cached=cacheable_servers())
             async with backend:
                 tools = backend.tools()
                 state.metadata["tools_missing"] = sorted(enabled - {t.name for t in tools})

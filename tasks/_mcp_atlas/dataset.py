@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from tasks._mcp_atlas.release import DATA_FILES, Release, release
 
 __all__ = ["HUB_DATASET", "AtlasTask", "TaskSource", "load_tasks", "server_of",
-           "tool_name_mappings"]
+           "cacheable_servers", "tool_name_mappings"]
 
 HUB_DATASET = "ScaleAI/MCP-Atlas"
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "json", ".json": "json"}
@@ -93,24 +93,31 @@ def server_of(tool: str, servers: Iterable[str]) -> str | None:
     return None
 
 
+ENVIRONMENT_MAIN = "services/agent-environment/src/agent_environment/main.py"
+
+
 @cache
-def _mappings(source: str) -> dict[str, str]:
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
+def _literal(source: str, name: str) -> Any:
+    """The value of a module-level `NAME = <literal>` in upstream's environment."""
+    for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "TOOL_NAME_MAPPINGS" for t in node.targets):
-            value = ast.literal_eval(node.value)
-            if isinstance(value, dict):
-                return {str(k): str(v) for k, v in value.items()}
-    raise ValueError("TOOL_NAME_MAPPINGS not found in upstream's agent_environment/main.py")
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise ValueError(f"{name} not found in upstream's {ENVIRONMENT_MAIN}")
 
 
 def tool_name_mappings(rel: Release | None = None) -> dict[str, str]:
     """Upstream's table of old tool names its environment still answers
     (`brave_brave_web_search` -> `brave-search_brave_web_search`), read from the release."""
-    rel = rel or release()
-    return _mappings(rel.source_text(
-        "services/agent-environment/src/agent_environment/main.py"))
+    value = _literal((rel or release()).source_text(ENVIRONMENT_MAIN), "TOOL_NAME_MAPPINGS")
+    return {str(k): str(v) for k, v in dict(value).items()}
+
+
+def cacheable_servers(rel: Release | None = None) -> frozenset[str]:
+    """The servers whose successful results upstream's environment caches by tool and
+    arguments (`CACHEABLE_SERVERS`), read from the release."""
+    return frozenset(map(str, _literal((rel or release()).source_text(ENVIRONMENT_MAIN),
+                                       "CACHEABLE_SERVERS")))
 
 
 class TaskSource(BaseModel):

@@ -57,9 +57,6 @@ CASES = sorted(p.stem for p in RECORDED.glob("*.json")
 KNOWN: dict[str, str] = {
     "resource_content": "a result with only a resource block is an error for Inspect's MCP "
                         "client; upstream shows 'success'",
-    "memory_cache": "results of calculator / memory / code runner are not cached per tool and "
-                    "arguments as upstream's environment does (a repeated memory search after "
-                    "a write shows the stale result there)",
 }
 
 
