@@ -20,8 +20,6 @@ ids, in order) and kept; a line cut off mid-write is dropped.
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict
 
 from harness.judge import judge_model
+from harness.results_file import done_prefix, write_in_order
 from harness.trajectory import numbered_records
 from tasks._mcp_atlas.claims import extract_claims
 from tasks._mcp_atlas.dataset import load_tasks
@@ -57,29 +56,6 @@ def result_line(task_id: str, result: Coverage, judge: str) -> dict[str, Any]:
     fields = result.model_dump(mode="json")
     return {"task_id": task_id, "coverage": fields.pop("coverage"), "pass": fields.pop("passed"),
             **fields, "judge": judge, **release().provenance()}
-
-
-def _done(out: Path, task_ids: list[str]) -> int:
-    """How many results `out` already holds (a prefix of the input), trimming a cut line."""
-    if not out.exists():
-        return 0
-    text = out.read_text(encoding="utf-8")
-    complete = text[:text.rfind("\n") + 1]
-    if len(complete) != len(text):
-        out.write_text(complete, encoding="utf-8")
-    lines = complete.splitlines()
-    if len(lines) > len(task_ids):
-        raise ValueError(f"{out} holds {len(lines)} results for {len(task_ids)} responses")
-    for i, line in enumerate(lines):
-        try:
-            task_id = json.loads(line)["task_id"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ValueError(f"{out}:{i + 1}: not a result line; remove the file to "
-                             "start over") from None
-        if task_id != task_ids[i]:
-            raise ValueError(f"{out}:{i + 1}: result for task {task_id!r}, but response "
-                             f"{i + 1} is task {task_ids[i]!r}: not this input's results")
-    return len(lines)
 
 
 def _claims_by_task(tasks: Mapping[str, Any] | None, data_dir: str | None) -> Mapping[str, Any]:
@@ -116,33 +92,15 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
                          + (f" ({len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""))
     model = judge_model(judge)
     config = judge_config(model)
-    start = _done(out, [r.task_id for _, r in records]) if out is not None else 0
-    if on_result:
-        on_result(start, len(records))
+    ids = [r.task_id for _, r in records]
+    start = done_prefix(out, ids, "response") if out is not None else 0
     gate = asyncio.Semaphore(max_concurrent)
 
-    async def grade(record: GradeRecord) -> dict[str, Any]:
+    async def grade(i: int) -> dict[str, Any]:
+        record = records[i][1]
         async with gate:
             result = await score_response(extract_claims(claims_by_task[record.task_id]),
                                           record.response or "", model, config)
         return result_line(record.task_id, result, str(model))
 
-    pending = [asyncio.create_task(grade(record)) for _, record in records[start:]]
-    results = []
-    try:
-        sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
-        try:
-            for n, task in enumerate(pending, start + 1):
-                result = await task
-                sink.write(json.dumps(result, ensure_ascii=False) + "\n")
-                sink.flush()
-                results.append(result)
-                if on_result:
-                    on_result(n, len(records))
-        finally:
-            if sink is not sys.stdout:
-                sink.close()
-    finally:
-        for task in pending:
-            task.cancel()
-    return results
+    return await write_in_order(grade, len(records), start, out, on_result)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.vitabench.release import DEFAULT_REVISION, Language, release
 from harness.judge import judge_model
+from harness.results_file import done_prefix, write_in_order
 from harness.trajectory import Message, Trajectory, read_records
 from tasks._vitabench.dataset import task_by_id
 from tasks._vitabench.judge import judge_conversation
@@ -69,29 +69,6 @@ def read_conversations(path: Path) -> list[Conversation]:
                         "conversation record")
 
 
-def _done(out: Path, records: list[Conversation]) -> int:
-    """How many results `out` already holds (a prefix of the input), trimming a cut line."""
-    if not out.exists():
-        return 0
-    text = out.read_text(encoding="utf-8")
-    complete = text[:text.rfind("\n") + 1]
-    if len(complete) != len(text):
-        out.write_text(complete, encoding="utf-8")
-    lines = complete.splitlines()
-    if len(lines) > len(records):
-        raise ValueError(f"{out} holds {len(lines)} results for {len(records)} conversations")
-    for i, line in enumerate(lines):
-        try:
-            task_id = json.loads(line)["task_id"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ValueError(f"{out}:{i + 1}: not a result line; remove the file to "
-                             "start over") from None
-        if task_id != records[i].task_id:
-            raise ValueError(f"{out}:{i + 1}: result for task {task_id!r}, but conversation "
-                             f"{i + 1} is task {records[i].task_id!r}: not this input's results")
-    return len(lines)
-
-
 async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
                      revision: str = DEFAULT_REVISION, max_concurrent: int = 1,
                      on_result: Callable[[int, int], None] | None = None
@@ -116,9 +93,8 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
         except KeyError as e:
             raise ValueError(f"{path}: conversation {i}: {e.args[0]}") from None
     model = judge_model(judge)
-    start = _done(out, records) if out is not None else 0
-    if on_result:
-        on_result(start, len(records))
+    start = (done_prefix(out, [r.task_id for r in records], "conversation")
+             if out is not None else 0)
     gate = asyncio.Semaphore(max_concurrent)
 
     async def grade(i: int) -> dict[str, Any]:
@@ -131,22 +107,4 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
                 "language": record.language, **result.model_dump(mode="json"),
                 "judge": str(model), **rel.provenance()}
 
-    pending = [asyncio.create_task(grade(i)) for i in range(start, len(records))]
-    results = []
-    try:
-        sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
-        try:
-            for n, task in enumerate(pending, start + 1):
-                result = await task
-                sink.write(json.dumps(result, ensure_ascii=False) + "\n")
-                sink.flush()
-                results.append(result)
-                if on_result:
-                    on_result(n, len(records))
-        finally:
-            if sink is not sys.stdout:
-                sink.close()
-    finally:
-        for task in pending:
-            task.cancel()
-    return results
+    return await write_in_order(grade, len(records), start, out, on_result)
