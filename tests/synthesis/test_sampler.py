@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synthesis.chain import ChainStep, ToolChain
+from synthesis.chain_stats import chain_stats
 from synthesis.sampler import (
     MAX_ENVIRONMENTS,
     sample_chain,
@@ -123,3 +124,12 @@ def test_properties(graph_seed: int, seed: int, sampler: str, max_nodes: int) ->
     assert [i for t in chain.turns for i in t] == list(range(len(chain.steps)))
     assert all(1 <= len(t) <= 5 for t in chain.turns)
     assert ToolChain.model_validate_json(chain.model_dump_json()) == chain
+
+
+def test_chain_stats_on_the_shop_graph() -> None:
+    stats = chain_stats(shop(), range(10))
+    # every seed gives search, buy (see above): length 2, one environment, no failures
+    assert (stats.chains, stats.failed_seeds) == (10, 0)
+    assert (stats.length_min, stats.length_max, stats.length_mean) == (2, 2, 2.0)
+    assert stats.envs_per_chain == {1: 10}
+    assert stats.cross_env_share == 0.0 and stats.all_valid
