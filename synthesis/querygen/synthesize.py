@@ -1,0 +1,215 @@
+"""One chain -> one trajectory (or a rejection with a stable reason): QueryGen's per-chain loop.
+
+For each turn of the chain: the query generator writes what the user says (optionally
+refined), k solver rollouts run from the turn's start state, the candidates that pass and
+agree on the final state are the accepted ones, the selector picks one of them, and its
+calls become the turn's gold calls. The finished trajectory must pass
+`synthesis.task_specs.check`, the same validator as the hand-written tasks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, Literal
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    Model,
+    get_model,
+)
+from inspect_ai.tool import ToolCall
+from pydantic import BaseModel, ConfigDict
+
+from envs import registry
+from envs.world import World
+from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
+from synthesis.chain import ToolChain
+from synthesis.querygen import agents
+from synthesis.querygen.agents import AgentError
+from synthesis.querygen.config import QueryGenConfig
+from synthesis.querygen.prompts import USER_SIMULATOR, USER_STOP
+from synthesis.querygen.rollout import Candidate, UserPlay, rollout, run_isolated
+from synthesis.querygen.select import agreeing, passes
+from synthesis.task_specs import check
+
+__all__ = ["ROLES", "Kept", "Outcome", "Rejected", "resolve_models", "synthesize"]
+
+#: the model roles QueryGen uses (contract 5)
+ROLES = ("synth", "solver", "user", "judge")
+
+
+class Kept(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    kind: Literal["kept"] = "kept"
+    trajectory: Trajectory
+    #: mean over turns of accepted candidates / k (difficulty)
+    accept_rate: float
+
+
+class Rejected(BaseModel):
+    kind: Literal["rejected"] = "rejected"
+    #: stable key: no_candidate_passed, candidates_disagree, judge_failed, filtered,
+    #: check_failed, initial_state_invalid, malformed_reply, model_error
+    reason: str
+    detail: str
+    turn: int | None = None
+
+
+Outcome = Kept | Rejected
+
+
+class _Reject(Exception):
+    def __init__(self, reason: str, detail: str, turn: int | None = None) -> None:
+        super().__init__(detail)
+        self.outcome = Rejected(reason=reason, detail=detail, turn=turn)
+
+
+def resolve_models(models: Mapping[str, Model] | None = None) -> dict[str, Model]:
+    """The model of each role: given ones first, else Inspect's role, else the active model."""
+    given = dict(models or {})
+    return {role: given.get(role) or get_model(role=role, default=get_model())
+            for role in ROLES}
+
+
+async def synthesize(chain: ToolChain, config: QueryGenConfig, *, traj_id: str,
+                     models: Mapping[str, Model] | None = None) -> Outcome:
+    """Turn `chain` into a checked trajectory, or say why not (never raises for a bad
+    model reply or a failed turn)."""
+    try:
+        return await _synthesize(chain, config, traj_id, resolve_models(models))
+    except _Reject as r:
+        return r.outcome
+    except AgentError as e:
+        reason = ("initial_state_invalid" if e.agent.startswith("state writer")
+                  else "malformed_reply")
+        return Rejected(reason=reason, detail=str(e))
+    except Exception as e:  # noqa: BLE001 - a provider error rejects this chain only
+        return Rejected(reason="model_error", detail=repr(e))
+
+
+def _spec(env: str, tool: str) -> Any:
+    return next(s for s in registry.get(env).specs() if s.name == tool)
+
+
+async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
+                      models: dict[str, Model]) -> Kept:
+    envs = chain.environments
+    synth, retries = models["synth"], config.retries
+    persona, scenario = await agents.plan(
+        synth, envs, [_spec(s.env, s.tool).description for s in chain.steps], retries)
+    initial = World(envs).snapshot()
+    if config.initial_state == "llm":
+        initial = {e: await agents.write_state(synth, e, scenario, initial[e], retries)
+                   for e in envs}
+    state, history, transcript = initial, [], ""
+    turns: list[Turn] = []
+    rates: list[float] = []
+    patterns: list[str] = []
+    for t in range(len(chain.turns)):
+        steps = chain.turn_steps(t)
+        tools = "\n".join(f"- {s.qualified}: {_spec(s.env, s.tool).description} "
+                          f"arguments {json.dumps(_spec(s.env, s.tool).parameters)}"
+                          for s in steps)
+        intent, query = await agents.write_query(synth, persona=persona, scenario=scenario,
+                                                 history=transcript, state=state, tools=tools,
+                                                 retries=retries)
+        if config.refine:
+            query, used = await agents.refine(synth, query, transcript, retries)
+            patterns += [p for p in used if p not in patterns]
+        user = None
+        if config.user_interaction:
+            user = UserPlay(models["user"], USER_SIMULATOR.format(
+                persona=persona, scenario=scenario, intent=intent, query=query,
+                hidden=json.dumps(state, ensure_ascii=False), stop=USER_STOP),
+                config.max_user_messages)
+
+        job = partial(rollout, envs, state, history, query, models["solver"], config.max_solve,
+                      user)
+        candidates: list[Candidate] = await run_isolated([job] * config.pass_k)
+        targets = [(s.env, s.tool) for s in steps]
+        passing = [c for c in candidates if passes(c, targets)]
+        if not passing:
+            raise _Reject("no_candidate_passed", "endings: " + ", ".join(
+                str(c.termination) for c in candidates), t)
+        group = [passing[i] for i in agreeing(passing)]
+        if not group:
+            raise _Reject("candidates_disagree",
+                          f"{len(passing)} passing candidates, no two with the same final state", t)
+        chosen = group[await agents.select(synth, query, [_describe(c) for c in group], retries)]
+        if config.user_interaction:
+            ok, why = await agents.judge(models["judge"], intent, _conversation(chosen.messages),
+                                         retries)
+            if not ok:
+                raise _Reject("judge_failed", why, t)
+        masked: list[list[str]] = [[] for _ in chosen.calls]
+        if config.filter_steps:
+            keep, masked = await agents.filter_steps(synth, query, chosen.calls, retries)
+            if not keep:
+                raise _Reject("filtered", "the step filter dropped the turn", t)
+        said = "\n".join(chosen.user_messages) if user is not None else query
+        turns.append(Turn(user=said, gold_calls=[
+            Call(env=c.env, name=c.name, arguments=c.arguments, masked_arguments=m)
+            for c, m in zip(chosen.calls, masked, strict=True)],
+            gold_state_after=chosen.final_state))
+        rates.append(len(group) / config.pass_k)
+        assert chosen.final_state is not None  # passes() requires it
+        state = chosen.final_state
+        history = history + _chat(chosen.messages)
+        transcript += _conversation(chosen.messages) + "\n"
+    trajectory = Trajectory(
+        id=traj_id, environments=envs, initial_state=initial, turns=turns, final_state=state,
+        provenance=Provenance(
+            source="querygen", split=config.split, patterns=patterns,
+            domain="+".join(sorted({getattr(registry.get(e).factory, "domain", "") or ""
+                                    for e in envs})),
+            model=models["solver"].name, preset=config.preset, seed=chain.seed,
+            chain=chain.model_dump(mode="json"),
+            models={r: str(m) for r, m in models.items()},
+            accept_rate=sum(rates) / len(rates), turn_accept_rates=rates,
+            persona=persona, scenario=scenario, config=config.model_dump(mode="json")))
+    problems = check(trajectory)
+    if problems:
+        raise _Reject("check_failed", "; ".join(problems))
+    return Kept(trajectory=trajectory, accept_rate=sum(rates) / len(rates))
+
+
+def _describe(c: Candidate) -> str:
+    calls = "\n".join(f"  {call.qualified_name}({json.dumps(call.arguments, ensure_ascii=False)})"
+                      for call in c.calls)
+    return f"calls:\n{calls}\nfinal answer: {c.answer or '(none)'}"
+
+
+def _conversation(messages: list[Message]) -> str:
+    lines = []
+    for m in messages:
+        if m.role == "user" and m.content:
+            lines.append(f"User: {m.content}")
+        elif m.role == "assistant":
+            for c in m.tool_calls or []:
+                args = json.dumps(c.arguments, ensure_ascii=False)
+                lines.append(f"Assistant calls {c.name}({args})")
+            if m.content:
+                lines.append(f"Assistant: {m.content}")
+        elif m.role == "tool":
+            lines.append(f"Result: {m.content}")
+    return "\n".join(lines)
+
+
+def _chat(messages: list[Message]) -> list[ChatMessage]:
+    """A finished turn as the next turn's solver history."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m.role == "user" and m.content and USER_STOP not in m.content:
+            out.append(ChatMessageUser(content=m.content))
+        elif m.role == "assistant":
+            out.append(ChatMessageAssistant(content=m.content or "", tool_calls=[
+                ToolCall(id=c.id, function=c.name, arguments=c.arguments)
+                for c in m.tool_calls or []] or None))
+        elif m.role == "tool":
+            out.append(ChatMessageTool(content=m.content or "", tool_call_id=m.tool_call_id))
+    return out
