@@ -143,6 +143,20 @@ def _satisfied(idx: _Index, tool: str, inp: _Input, earlier: Sequence[str]) -> b
     return False
 
 
+def unproducible_required_inputs(graph: HasGraph) -> list[str]:
+    """Required input params that are not user-provided and that no tool can produce (sorted).
+
+    No chain can contain their tools; the orphan audit (``synthesis.graph_llm``) reports them.
+    """
+    idx = _index(graph)
+    return sorted(
+        inp.param
+        for tool in idx.tools
+        for inp in idx.inputs[tool]
+        if inp.required and not inp.user_provided and not idx.producers[inp.param]
+    )
+
+
 def validate_chain(
     graph: HasGraph, steps: Sequence[ChainStep], *, max_envs: int = MAX_ENVIRONMENTS
 ) -> list[str]:

@@ -12,6 +12,7 @@ from synthesis.sampler import (
     MAX_ENVIRONMENTS,
     sample_chain,
     split_turns,
+    unproducible_required_inputs,
     validate_chain,
 )
 from tests.synthesis.graph_builders import Graph, random_graph, shop
@@ -133,3 +134,8 @@ def test_chain_stats_on_the_shop_graph() -> None:
     assert (stats.length_min, stats.length_max, stats.length_mean) == (2, 2, 2.0)
     assert stats.envs_per_chain == {1: 10}
     assert stats.cross_env_share == 0.0 and stats.all_valid
+
+
+def test_unproducible_required_inputs() -> None:
+    # refund's ticket: required, not user-provided, nothing outputs it
+    assert unproducible_required_inputs(shop()) == ["shop-refund:in:ticket"]
