@@ -29,7 +29,7 @@ from typing import (
     overload,
 )
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 __all__ = [
@@ -56,6 +56,12 @@ class ToolSpec(BaseModel):
     description: str
     parameters: dict[str, Any] = Field(description="JSON schema of the arguments object")
     write: bool = Field(description="True if the tool may change the state")
+    output_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="JSON schema of the tool's result (serialisation side of its return "
+        "annotation, titles stripped, local $refs inlined); None when the tool returns "
+        "nothing or is unannotated",
+    )
 
 
 class ToolResult(BaseModel):
@@ -135,8 +141,89 @@ class _BoundTool:
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         self.spec = ToolSpec(
-            name=method.__name__, description=summary, parameters=schema, write=write
+            name=method.__name__,
+            description=summary,
+            parameters=schema,
+            write=write,
+            output_schema=_output_schema(hints.get("return", inspect.Signature.empty),
+                                         _returns_doc(inspect.getdoc(method) or "")),
         )
+
+
+def _output_schema(ret: Any, description: str | None) -> dict[str, Any] | None:
+    """JSON schema of what a tool returns, as a model receives it (serialisation mode).
+
+    None for a tool without a return annotation or one returning None. `title`s are
+    dropped (as for the arguments) and local `$ref`s are inlined, so a reader (the tool
+    graph) finds nested `properties` in place; a recursive model keeps its `$defs`.
+    """
+    if ret is inspect.Signature.empty or ret is None or ret is type(None):
+        return None
+    schema = TypeAdapter(ret).json_schema(mode="serialization")
+    defs = schema.pop("$defs", {})
+    schema = _inline(schema, defs, ())
+    if any(_has_ref(d) for d in defs.values()) or _has_ref(schema):
+        schema["$defs"] = {k: _inline(v, defs, (k,)) for k, v in defs.items()}
+    if description:
+        schema["description"] = description
+    return _strip_titles(schema)
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    """`node` with each `#/$defs/X` reference replaced by X's schema, except a reference
+    back into a definition being expanded (recursion), which stays a `$ref`."""
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in defs and name not in seen:
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {**_inline(defs[name], defs, (*seen, name)), **_inline(rest, defs, seen)}
+    return {k: _inline(v, defs, seen) for k, v in node.items()}
+
+
+def _has_ref(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_has_ref(item) for item in node)
+    if isinstance(node, dict):
+        return "$ref" in node or any(_has_ref(v) for v in node.values())
+    return False
+
+
+def _strip_titles(node: Any) -> Any:
+    """Drop every schema `title` (not a property that happens to be called "title")."""
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
+        elif key in ("default", "examples", "const", "enum"):
+            out[key] = value  # data, not schema
+        else:
+            out[key] = _strip_titles(value)
+    return out
+
+
+def _returns_doc(doc: str) -> str | None:
+    """The text of a Google-style docstring's `Returns:` section, joined on one line."""
+    lines: list[str] = []
+    inside = False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if re.fullmatch(r"(Args|Arguments|Parameters|Returns|Raises|Examples?):", stripped):
+            inside = stripped == "Returns:"
+            continue
+        if inside and stripped:
+            lines.append(stripped)
+    return " ".join(lines) or None
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
