@@ -46,11 +46,13 @@ def done_prefix(out: Path, task_ids: Sequence[str], unit: str) -> int:
 
 async def write_in_order(grade: Callable[[int], Awaitable[dict[str, Any]]], total: int,
                          start: int, out: Path | None,
-                         on_result: Callable[[int, int], None] | None = None
+                         on_result: Callable[[int, int], None] | None = None,
+                         write: Callable[[dict[str, Any]], None] | None = None
                          ) -> list[dict[str, Any]]:
     """Run `grade(i)` for records `start..total-1` at once (the caller bounds concurrency)
     and append each result to `out` (or stdout) in input order; the results, in order.
-    `on_result(done, total)` is called once at the start and after each result."""
+    `on_result(done, total)` is called once at the start and after each result; `write`,
+    when given, stores each result instead of `out` (a caller with several files)."""
     if on_result:
         on_result(start, total)
     pending = [asyncio.ensure_future(grade(i)) for i in range(start, total)]
@@ -60,8 +62,11 @@ async def write_in_order(grade: Callable[[int], Awaitable[dict[str, Any]]], tota
         try:
             for n, task in enumerate(pending, start + 1):
                 result = await task
-                sink.write(json.dumps(result, ensure_ascii=False) + "\n")
-                sink.flush()
+                if write is not None:
+                    write(result)
+                else:
+                    sink.write(json.dumps(result, ensure_ascii=False) + "\n")
+                    sink.flush()
                 results.append(result)
                 if on_result:
                     on_result(n, total)
