@@ -14,9 +14,10 @@ import random
 import re
 from collections import defaultdict
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Day, Timestamp
@@ -288,6 +289,78 @@ def _dollars(cents: int) -> float:
     return round(cents / 100, 2)
 
 
+# -- what the tools return ---------------------------------------------------------------
+
+
+class AccountView(TypedDict):
+    """An account as the tools show it: money in dollars, owner's name resolved."""
+
+    id: str
+    customer_id: str
+    owner: Annotated[str, Field(description="Name of the owning customer")]
+    type: AccountType
+    nickname: str
+    balance: Annotated[float, Field(description="Balance in dollars (negative if overdrawn)")]
+    overdraft_limit: Annotated[float, Field(description="Overdraft allowed, in dollars")]
+    available: Annotated[float, Field(description="Balance plus overdraft, dollars, at least 0")]
+    status: Literal["active", "frozen"]
+    freeze_reason: Annotated[str, Field(description="Why the account is frozen; empty if active")]
+    opened_on: Day
+
+
+class TransactionView(TypedDict):
+    """One posted transaction, amounts in dollars."""
+
+    id: str
+    posted_at: Timestamp
+    amount: Annotated[float, Field(description="Signed dollars: credits positive, debits negative")]
+    description: str
+    category: str
+    balance_after: Annotated[float, Field(description="Account balance after posting, dollars")]
+    transfer_id: Annotated[str | None, Field(description="Transfer that caused it, if any")]
+
+
+class TransferView(TypedDict):
+    """A transfer or bill payment, amount in dollars."""
+
+    id: str
+    from_account_id: str
+    to_account_id: Annotated[str | None, Field(description="Target account (internal transfer)")]
+    payee_id: Annotated[str | None, Field(description="Target payee (bill payment)")]
+    payee_name: Annotated[str | None, Field(description="Name of the payee, if a bill payment")]
+    amount: Annotated[float, Field(description="Amount in dollars")]
+    memo: str
+    status: Literal["completed", "scheduled", "cancelled"]
+    execute_on: Annotated[Day, Field(description="Day the money moves (or moved)")]
+
+
+class Statement(TypedDict):
+    """A month's statement of one account."""
+
+    account_id: str
+    month: Annotated[str, Field(description="YYYY-MM")]
+    opening_balance: Annotated[float, Field(description="Balance at the month's start, dollars")]
+    closing_balance: Annotated[float, Field(description="Balance at the end of the month, dollars")]
+    total_in: Annotated[float, Field(description="Sum of credits in the month, dollars")]
+    total_out: Annotated[float, Field(description="Sum of debits in the month, dollars (positive)")]
+    transactions: list[TransactionView]
+
+
+class TransferReceipt(TypedDict):
+    """An internal transfer and both balances after it."""
+
+    transfer: TransferView
+    from_balance: Annotated[float, Field(description="Source account balance after, dollars")]
+    to_balance: Annotated[float, Field(description="Target account balance after, dollars")]
+
+
+class PaymentReceipt(TypedDict):
+    """A bill payment and the paying account's balance after it."""
+
+    transfer: TransferView
+    balance: Annotated[float, Field(description="Paying account balance after, dollars")]
+
+
 class BankLedger(Environment):
     """A credit union's teller console: customers, accounts, transfers and bill payments."""
 
@@ -365,7 +438,7 @@ class BankLedger(Environment):
         self.state.transfers[tid] = transfer
         return transfer
 
-    def _account_view(self, account: Account) -> dict[str, Any]:
+    def _account_view(self, account: Account) -> AccountView:
         return {"id": account.id, "customer_id": account.customer_id,
                 "owner": self.state.customers[account.customer_id].name,
                 "type": account.type, "nickname": account.nickname,
@@ -377,12 +450,12 @@ class BankLedger(Environment):
                 "opened_on": account.opened_on}
 
     @staticmethod
-    def _tx_view(tx: Transaction) -> dict[str, Any]:
+    def _tx_view(tx: Transaction) -> TransactionView:
         return {"id": tx.id, "posted_at": tx.posted_at, "amount": _dollars(tx.amount_cents),
                 "description": tx.description, "category": tx.category,
                 "balance_after": _dollars(tx.balance_after_cents), "transfer_id": tx.transfer_id}
 
-    def _transfer_view(self, transfer: Transfer) -> dict[str, Any]:
+    def _transfer_view(self, transfer: Transfer) -> TransferView:
         payee = self.state.payees.get(transfer.payee_id or "")
         return {"id": transfer.id, "from_account_id": transfer.from_account_id,
                 "to_account_id": transfer.to_account_id, "payee_id": transfer.payee_id,
@@ -409,7 +482,7 @@ class BankLedger(Environment):
                 if q in c.name.lower() or q in c.email.lower() or q in c.phone]
 
     @tool
-    def list_accounts(self, customer_id: str) -> list[dict[str, Any]]:
+    def list_accounts(self, customer_id: str) -> list[AccountView]:
         """List a customer's accounts with balances and status.
 
         Args:
@@ -424,7 +497,7 @@ class BankLedger(Environment):
                 if a.customer_id == customer_id]
 
     @tool
-    def get_account(self, account_id: str) -> dict[str, Any]:
+    def get_account(self, account_id: str) -> AccountView:
         """Show one account: owner, balance, overdraft limit, available funds and status.
 
         Args:
@@ -438,7 +511,7 @@ class BankLedger(Environment):
     @tool
     def list_transactions(self, account_id: str, start_date: str | None = None,
                           end_date: str | None = None, query: str = "",
-                          limit: int = 20) -> list[dict[str, Any]]:
+                          limit: int = 20) -> list[TransactionView]:
         """List an account's posted transactions, newest first.
 
         Args:
@@ -465,7 +538,7 @@ class BankLedger(Environment):
         return [self._tx_view(t) for t in txs[:limit]]
 
     @tool
-    def get_statement(self, account_id: str, month: str) -> dict[str, Any]:
+    def get_statement(self, account_id: str, month: str) -> Statement:
         """Build a monthly statement: opening and closing balance, money in and out.
 
         Args:
@@ -512,7 +585,7 @@ class BankLedger(Environment):
     @tool
     def list_transfers(self, account_id: str,
                        status: Literal["completed", "scheduled", "cancelled"] | None = None
-                       ) -> list[dict[str, Any]]:
+                       ) -> list[TransferView]:
         """List transfers and bill payments into or out of an account.
 
         Args:
@@ -531,7 +604,7 @@ class BankLedger(Environment):
 
     @tool(write=True)
     def transfer_funds(self, from_account_id: str, to_account_id: str, amount: float,
-                       memo: str = "") -> dict[str, Any]:
+                       memo: str = "") -> TransferReceipt:
         """Move money now from one account at this credit union to another.
 
         Args:
@@ -559,7 +632,7 @@ class BankLedger(Environment):
 
     @tool(write=True)
     def pay_payee(self, from_account_id: str, payee_id: str, amount: float, memo: str = "",
-                  pay_on: str | None = None) -> dict[str, Any]:
+                  pay_on: str | None = None) -> PaymentReceipt:
         """Pay a bill from a checking account to one of its owner's payees, now or later.
 
         A payment dated today is made at once (funds are checked now); a later date
@@ -601,7 +674,7 @@ class BankLedger(Environment):
                 "balance": _dollars(account.balance_cents)}
 
     @tool(write=True)
-    def cancel_transfer(self, transfer_id: str) -> dict[str, Any]:
+    def cancel_transfer(self, transfer_id: str) -> TransferView:
         """Cancel a scheduled payment before it executes.
 
         Args:
@@ -655,7 +728,7 @@ class BankLedger(Environment):
         return payee
 
     @tool(write=True)
-    def set_overdraft_limit(self, account_id: str, limit: float) -> dict[str, Any]:
+    def set_overdraft_limit(self, account_id: str, limit: float) -> AccountView:
         """Change how far a checking account may go below zero.
 
         Args:
@@ -683,7 +756,7 @@ class BankLedger(Environment):
         return self._account_view(account)
 
     @tool(write=True)
-    def freeze_account(self, account_id: str, reason: str) -> dict[str, Any]:
+    def freeze_account(self, account_id: str, reason: str) -> AccountView:
         """Freeze an account so no money can move in or out (e.g. a lost card or fraud).
 
         Args:
@@ -703,7 +776,7 @@ class BankLedger(Environment):
         return self._account_view(account)
 
     @tool(write=True)
-    def unfreeze_account(self, account_id: str) -> dict[str, Any]:
+    def unfreeze_account(self, account_id: str) -> AccountView:
         """Lift a freeze so the account can be used again.
 
         Args:
@@ -720,7 +793,7 @@ class BankLedger(Environment):
 
     @tool(write=True)
     def open_account(self, customer_id: str, account_type: AccountType,
-                     nickname: str = "") -> dict[str, Any]:
+                     nickname: str = "") -> AccountView:
         """Open a new, empty account for a verified customer.
 
         Args:
