@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime, time, timedelta
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Timestamp
@@ -230,6 +231,87 @@ def _parse_time(value: str) -> time:
         raise ToolError(f"Invalid time {value!r}: expected HH:MM (24-hour).") from None
 
 
+# -- what the tools return ---------------------------------------------------------------
+
+
+class Person(TypedDict):
+    id: str
+    name: str
+
+
+class AttendeeView(TypedDict):
+    id: Annotated[str, Field(description="User id of the attendee")]
+    name: str
+    response: Response
+
+
+class EventView(TypedDict):
+    """One event (a whole series if recurring) with names resolved."""
+
+    id: str
+    title: str
+    calendar_id: str
+    start: Annotated[Timestamp, Field(description="Start of the (first) occurrence")]
+    end: Annotated[Timestamp, Field(description="End of the (first) occurrence")]
+    status: Literal["confirmed", "cancelled"]
+    organizer: Person
+    attendees: list[AttendeeView]
+    room: Annotated[Person | None, Field(description="Booked room (id, name), if any")]
+    recurrence: Annotated[Recurrence | None, Field(description="Repeat rule, if recurring")]
+    description: str
+
+
+class Conflict(TypedDict):
+    """A busy block of one invitee overlapping the event."""
+
+    user_id: str
+    name: str
+    start: Timestamp
+    end: Timestamp
+
+
+class EventWithConflicts(TypedDict):
+    event: EventView
+    attendee_conflicts: Annotated[list[Conflict], Field(
+        description="Busy blocks of attendees overlapping the event's occurrences")]
+
+
+class CalendarView(TypedDict):
+    id: str
+    name: str
+    owner: Annotated[str, Field(description="Name of the calendar's owner")]
+    access: Annotated[Literal["owner", "read", "write"], Field(
+        description="Your access level on this calendar")]
+
+
+class Occurrence(TypedDict):
+    """One occurrence of an event in a date range."""
+
+    event_id: str
+    title: str
+    start: Timestamp
+    end: Timestamp
+    calendar_id: str
+    organizer: Annotated[str, Field(description="Organizer's name")]
+    room: Annotated[str | None, Field(description="Room name, if booked")]
+    attendee_count: int
+    recurring: Annotated[bool, Field(description="True if part of a recurring series")]
+
+
+class BusyBlock(TypedDict):
+    start: Timestamp
+    end: Timestamp
+
+
+class Availability(TypedDict):
+    """One user's availability in the asked window."""
+
+    user_id: str
+    name: str
+    free: Annotated[bool, Field(description="True if nothing overlaps the window")]
+    busy: Annotated[list[BusyBlock], Field(description="Overlapping busy blocks")]
+
+
 class Calendar(Environment):
     """Shared calendars with meetings, recurring series, attendees and bookable rooms."""
 
@@ -286,7 +368,7 @@ class Calendar(Environment):
             raise ToolError(f"Room {room_id!r} not found.")
         return self.state.rooms[room_id]
 
-    def _access(self, calendar: CalendarInfo) -> str | None:
+    def _access(self, calendar: CalendarInfo) -> Literal["owner", "read", "write"] | None:
         if calendar.owner_id == self._me():
             return "owner"
         return calendar.shared_with.get(self._me())
@@ -373,7 +455,7 @@ class Calendar(Environment):
                             f"{clash[0]:%Y-%m-%d} {clash[0]:%H:%M}-{clash[1]:%H:%M}.")
 
     def _conflicts(self, user_ids: list[str], windows: list[tuple[datetime, datetime]],
-                   exclude: str | None) -> list[dict[str, str]]:
+                   exclude: str | None) -> list[Conflict]:
         return [{"user_id": u, "name": self.state.users[u].name, "start": _fmt(s),
                  "end": _fmt(e)}
                 for u in user_ids for s, e in self._busy(u, windows, exclude)]
@@ -386,7 +468,7 @@ class Calendar(Environment):
             raise ToolError(f"End time {end_time} must be after start time {start_time}.")
         return start, end
 
-    def _view(self, event: Event) -> dict[str, Any]:
+    def _view(self, event: Event) -> EventView:
         users = self.state.users
         room = self.state.rooms.get(event.room_id or "")
         return {
@@ -396,14 +478,14 @@ class Calendar(Environment):
             "attendees": [{"id": a.user_id, "name": users[a.user_id].name,
                            "response": a.response} for a in event.attendees],
             "room": {"id": room.id, "name": room.name} if room else None,
-            "recurrence": event.recurrence.model_dump() if event.recurrence else None,
+            "recurrence": event.recurrence,
             "description": event.description,
         }
 
     # -- read tools -------------------------------------------------------------------
 
     @tool
-    def find_users(self, query: str) -> list[dict[str, str]]:
+    def find_users(self, query: str) -> list[User]:
         """Find colleagues whose name, email or team contains the query (case-insensitive).
 
         Args:
@@ -415,17 +497,17 @@ class Calendar(Environment):
         q = query.strip().lower()
         if not q:
             raise ToolError("Query must not be empty.")
-        return [u.model_dump() for u in self.state.users.values()
+        return [u for u in self.state.users.values()
                 if q in u.name.lower() or q in u.email.lower() or q in u.team.lower()]
 
     @tool
-    def list_calendars(self) -> list[dict[str, str]]:
+    def list_calendars(self) -> list[CalendarView]:
         """List the calendars you can see, with your access level on each.
 
         Returns:
             Calendars with id, name, owner name and access ("owner", "write" or "read").
         """
-        out = []
+        out: list[CalendarView] = []
         for cal in self.state.calendars.values():
             access = self._access(cal)
             if access:
@@ -435,7 +517,7 @@ class Calendar(Environment):
 
     @tool
     def list_events(self, date_from: str | None = None, date_to: str | None = None,
-                    calendar_id: str | None = None, query: str = "") -> list[dict[str, Any]]:
+                    calendar_id: str | None = None, query: str = "") -> list[Occurrence]:
         """List meeting occurrences between two dates (inclusive), recurring series expanded.
 
         Without a calendar, lists every event you can see or take part in.
@@ -460,7 +542,7 @@ class Calendar(Environment):
         if calendar_id is not None and self._access(self._calendar(calendar_id)) is None:
             raise ToolError(f"Permission denied: calendar {calendar_id!r} is not shared "
                             "with you.")
-        out = []
+        out: list[Occurrence] = []
         for event in self.state.events.values():
             if event.status != "confirmed" or query.lower() not in event.title.lower():
                 continue
@@ -482,7 +564,7 @@ class Calendar(Environment):
         return sorted(out, key=lambda o: (o["start"], o["event_id"]))
 
     @tool
-    def get_event(self, event_id: str) -> dict[str, Any]:
+    def get_event(self, event_id: str) -> EventView:
         """Show one event in full: time, organizer, attendees with responses, room, series.
 
         Args:
@@ -495,7 +577,7 @@ class Calendar(Environment):
 
     @tool
     def check_availability(self, user_ids: list[str], date: str, start_time: str,
-                           end_time: str) -> list[dict[str, Any]]:
+                           end_time: str) -> list[Availability]:
         """Check whether colleagues are free in a time window (free/busy only, no titles).
 
         Args:
@@ -510,7 +592,7 @@ class Calendar(Environment):
         window = self._window(date, start_time, end_time)
         if not user_ids:
             raise ToolError("Give at least one user id.")
-        out = []
+        out: list[Availability] = []
         for uid in user_ids:
             user = self._user(uid)
             busy = self._busy(uid, [window], None)
@@ -521,7 +603,7 @@ class Calendar(Environment):
     @tool
     def find_free_rooms(self, date: str, start_time: str, end_time: str,
                         min_capacity: int = 1, feature: str | None = None
-                        ) -> list[dict[str, Any]]:
+                        ) -> list[Room]:
         """Find rooms that are free for a whole time window.
 
         Args:
@@ -541,7 +623,7 @@ class Calendar(Environment):
         rooms = [r for r in self.state.rooms.values()
                  if r.capacity >= min_capacity and (feature is None or feature in r.features)
                  and self._room_conflict(r.id, [window], None) is None]
-        return [r.model_dump() for r in sorted(rooms, key=lambda r: (r.capacity, r.id))]
+        return [r for r in sorted(rooms, key=lambda r: (r.capacity, r.id))]
 
     # -- write tools ------------------------------------------------------------------
 
@@ -549,7 +631,7 @@ class Calendar(Environment):
     def create_event(self, calendar_id: str, title: str, date: str, start_time: str,
                      end_time: str, attendee_ids: list[str] | None = None,
                      room_id: str | None = None, description: str = "",
-                     repeat: Repeat = "none", occurrences: int = 1) -> dict[str, Any]:
+                     repeat: Repeat = "none", occurrences: int = 1) -> EventWithConflicts:
         """Schedule a meeting (optionally recurring) that you organize, inviting colleagues.
 
         A busy room is refused; attendees who are busy are invited anyway and reported.
@@ -621,7 +703,7 @@ class Calendar(Environment):
     @tool(write=True)
     def reschedule_event(self, event_id: str, date: str | None = None,
                          start_time: str | None = None, end_time: str | None = None
-                         ) -> dict[str, Any]:
+                         ) -> EventWithConflicts:
         """Move an event (a whole series moves with its first occurrence).
 
         Omitted fields keep their value; giving only a new start keeps the duration.
@@ -669,7 +751,7 @@ class Calendar(Environment):
                     [a.user_id for a in event.attendees], windows, event.id)}
 
     @tool(write=True)
-    def cancel_event(self, event_id: str, occurrence_date: str | None = None) -> dict[str, Any]:
+    def cancel_event(self, event_id: str, occurrence_date: str | None = None) -> EventView:
         """Cancel an event, or just one occurrence of a recurring series.
 
         Cancelling frees the room for the cancelled time.
@@ -698,7 +780,7 @@ class Calendar(Environment):
         return self._view(event)
 
     @tool(write=True)
-    def add_attendees(self, event_id: str, user_ids: list[str]) -> dict[str, Any]:
+    def add_attendees(self, event_id: str, user_ids: list[str]) -> EventWithConflicts:
         """Invite more colleagues to an event.
 
         Args:
@@ -721,7 +803,7 @@ class Calendar(Environment):
                 "attendee_conflicts": self._conflicts(user_ids, windows, event.id)}
 
     @tool(write=True)
-    def remove_attendee(self, event_id: str, user_id: str) -> dict[str, Any]:
+    def remove_attendee(self, event_id: str, user_id: str) -> EventView:
         """Uninvite one colleague from an event.
 
         Args:
@@ -743,7 +825,7 @@ class Calendar(Environment):
     @tool(write=True)
     def respond_to_event(self, event_id: str,
                          response: Literal["accepted", "declined", "tentative"]
-                         ) -> dict[str, Any]:
+                         ) -> EventView:
         """Answer an invitation you received.
 
         Args:
@@ -767,7 +849,7 @@ class Calendar(Environment):
         return self._view(event)
 
     @tool(write=True)
-    def book_room(self, event_id: str, room_id: str) -> dict[str, Any]:
+    def book_room(self, event_id: str, room_id: str) -> EventView:
         """Book a room for an event (every occurrence), replacing its current room.
 
         Args:
@@ -787,7 +869,7 @@ class Calendar(Environment):
 
     @tool(write=True)
     def share_calendar(self, calendar_id: str, user_id: str,
-                       access: Literal["read", "write", "none"]) -> dict[str, Any]:
+                       access: Literal["read", "write", "none"]) -> CalendarInfo:
         """Share a calendar you own with a colleague, change their access, or revoke it.
 
         Args:
@@ -811,4 +893,4 @@ class Calendar(Environment):
             del calendar.shared_with[user_id]
         else:
             calendar.shared_with[user_id] = access
-        return calendar.model_dump()
+        return calendar
