@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import envfactory
+from synthesis.cli import synth_app
 from tasks._mcp_atlas.cli import app as mcp_atlas_app
 
 app = typer.Typer(help="envfactory: tool-use agent environments, evaluation and training.",
@@ -35,6 +36,7 @@ app.add_typer(tau2_app, name="tau2")
 vitabench_app = typer.Typer(help="VitaBench utilities.", no_args_is_help=True)
 app.add_typer(vitabench_app, name="vitabench")
 app.add_typer(mcp_atlas_app, name="mcp-atlas")
+app.add_typer(synth_app, name="synth")
 console = Console()
 
 
