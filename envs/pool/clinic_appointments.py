@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, time, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -90,6 +90,40 @@ class VisitNote(BaseModel):
     author_id: str
     text: str
     created_at: Timestamp
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+
+class AppointmentView(Appointment):
+    """An appointment with the names a receptionist reads out."""
+
+    patient: str = Field(description="Patient's name")
+    doctor: str = Field(description="Doctor's name")
+    specialty: str = Field(description="Doctor's specialty")
+    room: str = Field(description="Doctor's room")
+
+
+class AppointmentDetail(AppointmentView):
+    notes: list[VisitNote] = Field(description="Visit notes written for this appointment")
+
+
+class PatientRecord(Patient):
+    """A patient's record with appointments (by date) and referrals."""
+
+    primary_doctor: str = Field(description="Name of the primary doctor")
+    appointments: list[AppointmentView]
+    referrals: list[Referral]
+
+
+class OpenSlot(BaseModel):
+    """A bookable slot."""
+
+    id: str
+    doctor_id: str
+    start: Timestamp
+    duration_min: int
+    doctor: str = Field(description="Doctor's name")
 
 
 class ClinicState(BaseModel):
@@ -355,10 +389,11 @@ class ClinicAppointments(Environment):
         except ValueError:
             raise ToolError(f"date must be YYYY-MM-DD, got {value!r}") from None
 
-    def _appointment_view(self, appt: Appointment) -> dict[str, Any]:
+    def _appointment_view(self, appt: Appointment) -> AppointmentView:
         doctor = self.state.doctors[appt.doctor_id]
-        return {**appt.model_dump(), "patient": self.state.patients[appt.patient_id].name,
-                "doctor": doctor.name, "specialty": doctor.specialty, "room": doctor.room}
+        return AppointmentView(**appt.model_dump(),
+                               patient=self.state.patients[appt.patient_id].name,
+                               doctor=doctor.name, specialty=doctor.specialty, room=doctor.room)
 
     # -- tools ----------------------------------------------------------------------
 
@@ -381,7 +416,7 @@ class ClinicAppointments(Environment):
                 or q == p.date_of_birth]
 
     @tool
-    def get_patient(self, patient_id: str) -> dict[str, Any]:
+    def get_patient(self, patient_id: str) -> PatientRecord:
         """Show a patient's record with their appointments and referrals.
 
         Args:
@@ -393,11 +428,11 @@ class ClinicAppointments(Environment):
         patient = self._patient(patient_id)
         appts = sorted((a for a in self.state.appointments.values()
                         if a.patient_id == patient_id), key=lambda a: a.start)
-        return {**patient.model_dump(),
-                "primary_doctor": self.state.doctors[patient.primary_doctor_id].name,
-                "appointments": [self._appointment_view(a) for a in appts],
-                "referrals": [r for r in self.state.referrals.values()
-                              if r.patient_id == patient_id]}
+        return PatientRecord(
+            **patient.model_dump(),
+            primary_doctor=self.state.doctors[patient.primary_doctor_id].name,
+            appointments=[self._appointment_view(a) for a in appts],
+            referrals=[r for r in self.state.referrals.values() if r.patient_id == patient_id])
 
     @tool
     def search_doctors(self, specialty: str | None = None, query: str = "") -> list[Doctor]:
@@ -418,7 +453,7 @@ class ClinicAppointments(Environment):
 
     @tool
     def find_available_slots(self, doctor_id: str | None = None, specialty: str | None = None,
-                             date: str | None = None) -> list[dict[str, Any]]:
+                             date: str | None = None) -> list[OpenSlot]:
         """List open, future appointment slots for a doctor or a whole specialty.
 
         Args:
@@ -440,12 +475,12 @@ class ClinicAppointments(Environment):
                  if s.doctor_id in ids and s.status == "available" and s.start >= self.state.now
                  and (day is None or s.start.startswith(day))]
         slots.sort(key=lambda s: (s.start, s.doctor_id))
-        return [{**s.model_dump(exclude={"status"}),
-                 "doctor": self.state.doctors[s.doctor_id].name} for s in slots]
+        return [OpenSlot(**s.model_dump(exclude={"status"}),
+                         doctor=self.state.doctors[s.doctor_id].name) for s in slots]
 
     @tool(write=True)
     def book_appointment(self, patient_id: str, slot_id: str, reason: str,
-                         referral_id: str | None = None) -> dict[str, Any]:
+                         referral_id: str | None = None) -> AppointmentView:
         """Book a patient into an open slot.
 
         Specialists in cardiology, orthopedics, neurology, endocrinology and
@@ -509,7 +544,7 @@ class ClinicAppointments(Environment):
                         f"{patient.id} has no open {doctor.specialty} referral")
 
     @tool(write=True)
-    def reschedule_appointment(self, appointment_id: str, new_slot_id: str) -> dict[str, Any]:
+    def reschedule_appointment(self, appointment_id: str, new_slot_id: str) -> AppointmentView:
         """Move a scheduled appointment to another open slot of the same doctor.
 
         Args:
@@ -532,7 +567,7 @@ class ClinicAppointments(Environment):
         return self._appointment_view(appt)
 
     @tool(write=True)
-    def cancel_appointment(self, appointment_id: str, reason: str) -> dict[str, Any]:
+    def cancel_appointment(self, appointment_id: str, reason: str) -> AppointmentView:
         """Cancel a scheduled appointment, freeing its slot and any referral it used.
 
         Cancelling less than 24 hours before the start is allowed but flagged as late.
@@ -559,7 +594,7 @@ class ClinicAppointments(Environment):
     @tool
     def list_appointments(self, patient_id: str | None = None, doctor_id: str | None = None,
                           date: str | None = None,
-                          status: AppointmentStatus | None = None) -> list[dict[str, Any]]:
+                          status: AppointmentStatus | None = None) -> list[AppointmentView]:
         """List appointments in time order, filtered by patient, doctor, day and/or status.
 
         Args:
@@ -580,7 +615,7 @@ class ClinicAppointments(Environment):
         return [self._appointment_view(a) for a in sorted(appts, key=lambda a: a.start)]
 
     @tool
-    def get_appointment(self, appointment_id: str) -> dict[str, Any]:
+    def get_appointment(self, appointment_id: str) -> AppointmentDetail:
         """Show one appointment with its visit notes.
 
         Args:
@@ -590,12 +625,13 @@ class ClinicAppointments(Environment):
             The appointment with patient, doctor, room and `notes`.
         """
         appt = self._appointment(appointment_id)
-        return {**self._appointment_view(appt),
-                "notes": [n for n in self.state.visit_notes.values()
-                          if n.appointment_id == appointment_id]}
+        return AppointmentDetail(
+            **self._appointment_view(appt).model_dump(),
+            notes=[n for n in self.state.visit_notes.values()
+                   if n.appointment_id == appointment_id])
 
     @tool(write=True)
-    def check_in_patient(self, appointment_id: str) -> dict[str, Any]:
+    def check_in_patient(self, appointment_id: str) -> AppointmentView:
         """Mark a patient as arrived for today's scheduled appointment.
 
         Args:
