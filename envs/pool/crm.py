@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -104,6 +104,38 @@ class Quote(BaseModel):
     status: QuoteStatus
     created_at: Timestamp
     valid_until: Day
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+
+class DealSummary(BaseModel):
+    """A deal as listed in the pipeline."""
+
+    id: str
+    title: str
+    company_id: str
+    company: str = Field(description="Company name")
+    stage: Stage
+    amount: int = Field(description="expected value in whole US dollars")
+    owner: str
+    expected_close: Day
+
+
+class CompanyRecord(Company):
+    """A company with its contacts and deal summaries."""
+
+    contacts: list[Contact]
+    deals: list[DealSummary]
+
+
+class DealRecord(Deal):
+    """A deal with its company name, primary contact, activities and quotes."""
+
+    company: str = Field(description="Company name")
+    contact: Contact | None = Field(description="Primary contact, if any")
+    activities: list[Activity]
+    quotes: list[Quote]
 
 
 class CrmState(BaseModel):
@@ -366,11 +398,11 @@ class Crm(Environment):
                             f"does not work at {company}")
         return contact_id
 
-    def _deal_summary(self, deal: Deal) -> dict[str, Any]:
-        return {"id": deal.id, "title": deal.title, "company_id": deal.company_id,
-                "company": self.state.companies[deal.company_id].name, "stage": deal.stage,
-                "amount": deal.amount, "owner": deal.owner,
-                "expected_close": deal.expected_close}
+    def _deal_summary(self, deal: Deal) -> DealSummary:
+        return DealSummary(id=deal.id, title=deal.title, company_id=deal.company_id,
+                           company=self.state.companies[deal.company_id].name,
+                           stage=deal.stage, amount=deal.amount, owner=deal.owner,
+                           expected_close=deal.expected_close)
 
     # -- tools ----------------------------------------------------------------------
 
@@ -391,7 +423,7 @@ class Crm(Environment):
                 and (industry is None or c.industry.lower() == industry.strip().lower())]
 
     @tool
-    def get_company(self, company_id: str) -> dict[str, Any]:
+    def get_company(self, company_id: str) -> CompanyRecord:
         """Show one company with its contacts and all of its deals.
 
         Args:
@@ -401,11 +433,11 @@ class Crm(Environment):
             The company record plus `contacts` and `deals` (summaries).
         """
         company = self._company(company_id)
-        return {**company.model_dump(),
-                "contacts": [c for c in self.state.contacts.values()
-                             if c.company_id == company_id],
-                "deals": [self._deal_summary(d) for d in self.state.deals.values()
-                          if d.company_id == company_id]}
+        return CompanyRecord(
+            **company.model_dump(),
+            contacts=[c for c in self.state.contacts.values() if c.company_id == company_id],
+            deals=[self._deal_summary(d) for d in self.state.deals.values()
+                   if d.company_id == company_id])
 
     @tool
     def search_contacts(self, query: str = "", company_id: str | None = None) -> list[Contact]:
@@ -458,7 +490,7 @@ class Crm(Environment):
 
     @tool
     def list_deals(self, stage: Stage | None = None, owner: str | None = None,
-                   company_id: str | None = None) -> list[dict[str, Any]]:
+                   company_id: str | None = None) -> list[DealSummary]:
         """List deals in the pipeline, optionally filtered.
 
         Args:
@@ -475,7 +507,7 @@ class Crm(Environment):
                 and (company_id is None or d.company_id == company_id)]
 
     @tool
-    def get_deal(self, deal_id: str) -> dict[str, Any]:
+    def get_deal(self, deal_id: str) -> DealRecord:
         """Show one deal with its primary contact, activities and quotes.
 
         Args:
@@ -485,11 +517,11 @@ class Crm(Environment):
             The deal record plus `company`, `contact`, `activities` and `quotes`.
         """
         deal = self._deal(deal_id)
-        return {**deal.model_dump(), "company": self.state.companies[deal.company_id].name,
-                "contact": self.state.contacts.get(deal.contact_id or ""),
-                "activities": [a for a in self.state.activities.values()
-                               if a.deal_id == deal_id],
-                "quotes": [q for q in self.state.quotes.values() if q.deal_id == deal_id]}
+        return DealRecord(
+            **deal.model_dump(), company=self.state.companies[deal.company_id].name,
+            contact=self.state.contacts.get(deal.contact_id or ""),
+            activities=[a for a in self.state.activities.values() if a.deal_id == deal_id],
+            quotes=[q for q in self.state.quotes.values() if q.deal_id == deal_id])
 
     @tool(write=True)
     def create_deal(self, company_id: str, title: str, amount: int, expected_close: str,
