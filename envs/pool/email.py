@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Timestamp
@@ -79,6 +80,63 @@ class MailRule(BaseModel):
     action: Literal["move", "label", "mark_read"]
     #: folder for "move", label for "label", empty for "mark_read"
     target: str = ""
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+#: a message as listed (the body cut to a snippet); functional form: "from" is a keyword
+MessageSummary = TypedDict("MessageSummary", {
+    "id": str,
+    "mailbox_id": str,
+    "folder": str,
+    "from": Annotated[str, Field(description="Sender's address")],
+    "from_name": Annotated[str, Field(description="Sender's display name")],
+    "to": list[str],
+    "subject": str,
+    "date": Timestamp,
+    "read": bool,
+    "labels": list[str],
+    "snippet": Annotated[str, Field(description="First 80 characters of the body")],
+})
+
+
+class FolderCount(TypedDict):
+    name: str
+    messages: Annotated[int, Field(description="Messages in the folder")]
+    unread: Annotated[int, Field(description="Unread messages in the folder")]
+
+
+class MailboxView(TypedDict):
+    """A mailbox you can open, its folders with counts and the labels you may apply."""
+
+    id: str
+    address: str
+    name: Annotated[str, Field(description="Display name")]
+    access: Annotated[Access, Field(description='"owner", "delegate" (may send as it) or '
+                                    '"read_only"')]
+    folders: list[FolderCount]
+    labels: Annotated[list[str], Field(description="Names of the labels you can apply")]
+
+
+class Moved(TypedDict):
+    moved: Annotated[list[str], Field(description="Ids of messages moved")]
+    already_there: Annotated[list[str], Field(description="Ids already in that folder")]
+
+
+class Changed(TypedDict):
+    changed: Annotated[list[str], Field(description="Ids of messages changed")]
+    unchanged: Annotated[list[str], Field(description="Ids already in the asked state")]
+
+
+class MailboxFolders(TypedDict):
+    mailbox_id: str
+    folders: Annotated[list[str], Field(description="The mailbox's custom folders")]
+
+
+class RuleCreated(TypedDict):
+    rule: MailRule
+    applied_to: Annotated[list[str], Field(
+        description="Ids of inbox messages the rule was applied to now")]
 
 
 class EmailState(BaseModel):
@@ -378,7 +436,7 @@ class Email(Environment):
         return mid
 
     @staticmethod
-    def _summary(message: Message) -> dict[str, Any]:
+    def _summary(message: Message) -> MessageSummary:
         return {"id": message.id, "mailbox_id": message.mailbox_id, "folder": message.folder,
                 "from": message.sender, "from_name": message.sender_name, "to": message.to,
                 "subject": message.subject, "date": message.date, "read": message.read,
@@ -392,16 +450,16 @@ class Email(Environment):
     # -- read tools -------------------------------------------------------------------
 
     @tool
-    def list_mailboxes(self) -> list[dict[str, Any]]:
+    def list_mailboxes(self) -> list[MailboxView]:
         """List your mailboxes with their folders (message and unread counts) and labels.
 
         Returns:
             Mailboxes with id, address, your access ("owner", "delegate" may send as it,
             "read_only"), folders with counts, plus the labels you can apply.
         """
-        out = []
+        out: list[MailboxView] = []
         for box in self.state.mailboxes.values():
-            folders = []
+            folders: list[FolderCount] = []
             for folder in (*SYSTEM_FOLDERS, *box.folders):
                 inside = [m for m in self.state.messages.values()
                           if m.mailbox_id == box.id and m.folder == folder]
@@ -416,7 +474,7 @@ class Email(Environment):
     def search_messages(self, query: str = "", mailbox_id: str | None = None,
                         folder: str | None = None, sender: str = "",
                         label: str | None = None, unread_only: bool = False,
-                        limit: int = 10) -> list[dict[str, Any]]:
+                        limit: int = 10) -> list[MessageSummary]:
         """Search mail, newest first.
 
         Args:
@@ -515,7 +573,7 @@ class Email(Environment):
     @tool(write=True)
     def send_message(self, mailbox_id: str, to: list[str], body: str, subject: str = "",
                      cc: list[str] | None = None,
-                     reply_to_message_id: str | None = None) -> dict[str, Any]:
+                     reply_to_message_id: str | None = None) -> MessageSummary:
         """Send an email from a mailbox, optionally as a reply in an existing conversation.
 
         Args:
@@ -565,7 +623,7 @@ class Email(Environment):
 
     @tool(write=True)
     def save_draft(self, mailbox_id: str, subject: str, body: str,
-                   to: list[str] | None = None, cc: list[str] | None = None) -> dict[str, Any]:
+                   to: list[str] | None = None, cc: list[str] | None = None) -> MessageSummary:
         """Save a message as a draft to finish or send later.
 
         Args:
@@ -586,7 +644,7 @@ class Email(Environment):
         return self._summary(message)
 
     @tool(write=True)
-    def send_draft(self, draft_id: str) -> dict[str, Any]:
+    def send_draft(self, draft_id: str) -> MessageSummary:
         """Send a saved draft as it is.
 
         Args:
@@ -604,7 +662,7 @@ class Email(Environment):
         return self._summary(message)
 
     @tool(write=True)
-    def move_messages(self, message_ids: list[str], folder: str) -> dict[str, Any]:
+    def move_messages(self, message_ids: list[str], folder: str) -> Moved:
         """Move messages to another folder of their mailbox (e.g. archive, trash, Projects).
 
         Args:
@@ -632,7 +690,7 @@ class Email(Environment):
 
     @tool(write=True)
     def label_messages(self, message_ids: list[str], label: str,
-                       remove: bool = False) -> dict[str, Any]:
+                       remove: bool = False) -> Changed:
         """Add a label to messages, or remove it.
 
         Args:
@@ -659,7 +717,7 @@ class Email(Environment):
                 "unchanged": [m.id for m in messages if m not in changed]}
 
     @tool(write=True)
-    def mark_read(self, message_ids: list[str], read: bool = True) -> dict[str, Any]:
+    def mark_read(self, message_ids: list[str], read: bool = True) -> Changed:
         """Mark messages read, or unread again.
 
         Args:
@@ -679,7 +737,7 @@ class Email(Environment):
                 "unchanged": [m.id for m in messages if m not in changed]}
 
     @tool(write=True)
-    def create_folder(self, mailbox_id: str, name: str) -> dict[str, Any]:
+    def create_folder(self, mailbox_id: str, name: str) -> MailboxFolders:
         """Create a folder in a mailbox.
 
         Args:
@@ -722,7 +780,7 @@ class Email(Environment):
     def create_rule(self, mailbox_id: str, name: str,
                     action: Literal["move", "label", "mark_read"], target: str = "",
                     from_contains: str = "", subject_contains: str = "",
-                    apply_to_inbox: bool = False) -> dict[str, Any]:
+                    apply_to_inbox: bool = False) -> RuleCreated:
         """Create a rule for incoming mail, optionally running it on the inbox right away.
 
         Args:
@@ -771,4 +829,4 @@ class Email(Environment):
                 else:
                     continue
                 applied.append(message.id)
-        return {"rule": rule.model_dump(), "applied_to": applied}
+        return {"rule": rule, "applied_to": applied}
