@@ -60,6 +60,9 @@ __all__ = [
 RELEASE_PARAMS = 4158
 RELEASE_EDGES = 10620
 
+# node-link keys for edge ends: "source" is taken by the edges' own provenance attribute
+_LINK_KEYS = {"source": "from", "target": "to"}
+
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
@@ -294,7 +297,7 @@ class ToolGraph:
         """Node-link JSON at `path`; vectors (if any) beside it as `<stem>.embeddings.npz`."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = nx.node_link_data(self.g, edges="edges")
+        data = nx.node_link_data(self.g, edges="edges", **_LINK_KEYS)
         path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         if self.embeddings is not None:
             ids, vectors = self.embeddings
@@ -306,7 +309,8 @@ class ToolGraph:
     def load(cls, path: Path | str) -> ToolGraph:
         path = Path(path)
         data = json.loads(path.read_text(encoding="utf-8"))
-        g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges")
+        g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges",
+                              **_LINK_KEYS)
         embeddings = None
         side = cls._embeddings_path(path)
         if side.exists():
