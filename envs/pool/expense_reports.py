@@ -72,6 +72,38 @@ class ExpenseReport(BaseModel):
     reimbursed_by: str | None = None
 
 
+# -- what the tools return ---------------------------------------------------------------
+
+
+class ItemView(ExpenseItem):
+    """An expense item with what keeps it from being submitted."""
+
+    policy_violations: list[str] = Field(
+        description="Why the item cannot be submitted as it stands (empty when it complies)")
+
+
+class ReportView(ExpenseReport):
+    """A report with names resolved, its total and its items."""
+
+    employee_name: str
+    approver_name: str | None = Field(description="Name of the approver, once assigned")
+    total: float = Field(description="Sum of the item amounts")
+    items: list[ItemView]
+
+
+class ReportSummary(BaseModel):
+    """A report as listed."""
+
+    id: str
+    employee_id: str
+    employee_name: str
+    title: str
+    status: ReportStatus
+    total: float = Field(description="Sum of the item amounts")
+    approver_id: str | None
+    submitted_at: Timestamp | None
+
+
 class ExpenseReportsState(BaseModel):
     seed: int = 0
     now: Timestamp = "2026-06-12T16:00:00"
@@ -288,17 +320,17 @@ class ExpenseReports(Environment):
                          "be claimed.")
         return found
 
-    def _item_view(self, item: ExpenseItem) -> dict[str, object]:
-        return {**item.model_dump(), "policy_violations": self._violations(item)}
+    def _item_view(self, item: ExpenseItem) -> ItemView:
+        return ItemView(**item.model_dump(), policy_violations=self._violations(item))
 
-    def _report_view(self, report: ExpenseReport) -> dict[str, object]:
+    def _report_view(self, report: ExpenseReport) -> ReportView:
         items = [self.state.items[i] for i in report.item_ids]
         approver = self.state.employees.get(report.approver_id or "")
-        return {**report.model_dump(),
-                "employee_name": self.state.employees[report.employee_id].name,
-                "approver_name": approver.name if approver else None,
-                "total": round(sum(i.amount for i in items), 2),
-                "items": [self._item_view(i) for i in items]}
+        return ReportView(**report.model_dump(),
+                          employee_name=self.state.employees[report.employee_id].name,
+                          approver_name=approver.name if approver else None,
+                          total=round(sum(i.amount for i in items), 2),
+                          items=[self._item_view(i) for i in items])
 
     def _attach(self, report: ExpenseReport, item_ids: list[str]) -> None:
         if not item_ids:
@@ -346,7 +378,7 @@ class ExpenseReports(Environment):
     @tool
     def list_expense_items(
         self, employee_id: str, unreported_only: bool = False
-    ) -> list[dict[str, object]]:
+    ) -> list[ItemView]:
         """List an employee's expense items with any policy violations.
 
         Args:
@@ -362,7 +394,7 @@ class ExpenseReports(Environment):
                 and not (unreported_only and i.report_id is not None)]
 
     @tool
-    def get_report(self, report_id: str) -> dict[str, object]:
+    def get_report(self, report_id: str) -> ReportView:
         """Get a report with its items, total, approver and policy violations.
 
         Args:
@@ -379,7 +411,7 @@ class ExpenseReports(Environment):
         employee_id: str | None = None,
         status: ReportStatus | None = None,
         approver_id: str | None = None,
-    ) -> list[dict[str, object]]:
+    ) -> list[ReportSummary]:
         """List reports, filtered by submitter, status and/or approver.
 
         Args:
@@ -390,15 +422,14 @@ class ExpenseReports(Environment):
         Returns:
             Report summaries: id, employee, title, status, total, approver.
         """
-        out = []
+        out: list[ReportSummary] = []
         for r in self.state.reports.values():
             if employee_id not in (None, r.employee_id) or status not in (None, r.status):
                 continue
             if approver_id not in (None, r.approver_id):
                 continue
             view = self._report_view(r)
-            out.append({k: view[k] for k in ("id", "employee_id", "employee_name", "title",
-                                             "status", "total", "approver_id", "submitted_at")})
+            out.append(ReportSummary(**view.model_dump(include=set(ReportSummary.model_fields))))
         return out
 
     # -- write tools --------------------------------------------------------------------
@@ -413,7 +444,7 @@ class ExpenseReports(Environment):
         amount: float,
         description: str = "",
         receipt_file: str | None = None,
-    ) -> dict[str, object]:
+    ) -> ItemView:
         """Log a new expense item for an employee (not yet on any report).
 
         Items that break the policy can still be logged; they are returned with
@@ -453,7 +484,7 @@ class ExpenseReports(Environment):
         category: Category | None = None,
         merchant: str | None = None,
         description: str | None = None,
-    ) -> dict[str, object]:
+    ) -> ItemView:
         """Correct an expense item that is not on a submitted, approved or paid report.
 
         Args:
@@ -479,7 +510,7 @@ class ExpenseReports(Environment):
         return self._item_view(item)
 
     @tool(write=True)
-    def attach_receipt(self, item_id: str, receipt_file: str) -> dict[str, object]:
+    def attach_receipt(self, item_id: str, receipt_file: str) -> ItemView:
         """Attach an uploaded receipt file to an expense item.
 
         Args:
@@ -499,7 +530,7 @@ class ExpenseReports(Environment):
     @tool(write=True)
     def create_report(
         self, employee_id: str, title: str, item_ids: list[str] | None = None
-    ) -> dict[str, object]:
+    ) -> ReportView:
         """Start a draft expense report, optionally with some of the employee's items.
 
         Args:
@@ -522,7 +553,7 @@ class ExpenseReports(Environment):
         return self._report_view(report)
 
     @tool(write=True)
-    def add_items_to_report(self, report_id: str, item_ids: list[str]) -> dict[str, object]:
+    def add_items_to_report(self, report_id: str, item_ids: list[str]) -> ReportView:
         """Add unreported expense items of the same employee to a draft or rejected report.
 
         Args:
@@ -537,7 +568,7 @@ class ExpenseReports(Environment):
         return self._report_view(report)
 
     @tool(write=True)
-    def remove_item_from_report(self, report_id: str, item_id: str) -> dict[str, object]:
+    def remove_item_from_report(self, report_id: str, item_id: str) -> ReportView:
         """Take an item off a draft or rejected report (the item itself is kept).
 
         Args:
@@ -555,7 +586,7 @@ class ExpenseReports(Environment):
         return self._report_view(report)
 
     @tool(write=True)
-    def submit_report(self, report_id: str) -> dict[str, object]:
+    def submit_report(self, report_id: str) -> ReportView:
         """Submit a draft (or resubmit a rejected) report to the employee's manager.
 
         Fails if the report is empty or any item breaks the expense policy.
@@ -588,7 +619,7 @@ class ExpenseReports(Environment):
         reviewer_id: str,
         decision: Literal["approve", "reject"],
         note: str = "",
-    ) -> dict[str, object]:
+    ) -> ReportView:
         """Approve or reject a submitted report, as its assigned approver.
 
         Args:
@@ -615,7 +646,7 @@ class ExpenseReports(Environment):
         return self._report_view(report)
 
     @tool(write=True)
-    def reimburse_report(self, report_id: str, finance_employee_id: str) -> dict[str, object]:
+    def reimburse_report(self, report_id: str, finance_employee_id: str) -> ReportView:
         """Pay out an approved report (Finance staff only, never their own report).
 
         Args:
