@@ -46,8 +46,8 @@ def _graph(path: Path) -> Path:
     wanted = gr.input("email", "get_message", "message_id", user_provided=False)
     gr.relate(found, wanted)
     gr.depend("email-search_messages", "email-get_message")
-    gr.tool("pharmacy", "find_drug")
-    gr.input("pharmacy", "find_drug", "name", user_provided=True)
+    gr.tool("pharmacy", "find_patient")
+    gr.input("pharmacy", "find_patient", "query", user_provided=True)
     return ToolGraph(gr.g).save(path)
 
 
@@ -179,3 +179,43 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path: Path) -> Non
         got = _lines(killed / name)
         assert len(got) == len(set(got))
         assert got == _lines(whole / name)
+
+
+def test_cli_records_rejections_and_heldout_only_when_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import synthesis.querygen
+    from synthesis.cli import synth_app
+    from synthesis.querygen import Rejected
+
+    seen: list[dict[str, str]] = []
+
+    async def refuse(chain: Any, config: Any, *, traj_id: str, models: Any) -> Rejected:
+        seen.append({role: str(m) for role, m in models.items()})
+        return Rejected(reason="no_candidate_passed", detail=traj_id, turn=0)
+
+    # the plumbing only (the real synthesize is driven by the tests above)
+    monkeypatch.setattr(synthesis.querygen, "synthesize", refuse)
+
+    graph = _graph(tmp_path / "g.json")
+    splits = tmp_path / "splits.json"
+    splits.write_text(json.dumps(SPLITS), encoding="utf-8")
+    base = ["queries", "--graph", str(graph), "--n", "2", "--splits", str(splits),
+            "--model", "mockllm/model", "--model-role", "judge=mockllm/model"]
+    runner = CliRunner()
+    barred = runner.invoke(synth_app, [*base, "--out", str(tmp_path / "no"),
+                                       "--envs", "pharmacy"])
+    assert barred.exit_code == 1 and "pass --split" in barred.output
+    result = runner.invoke(synth_app, [*base, "--out", str(tmp_path / "held"),
+                                       "--split", "heldout"])
+    assert result.exit_code == 0, result.output
+    rejections = [json.loads(line) for line in _lines(tmp_path / "held" / REJECTIONS)]
+    assert [(r["id"], r["detail"]) for r in rejections] == [
+        ("qg-0-000000", "qg-0-000000"), ("qg-0-000001", "qg-0-000001")]
+    assert [r["environments"] for r in rejections] == [["pharmacy"], ["pharmacy"]]
+    assert len(seen) == 2 and set(seen[0]) == {"synth", "solver", "user", "judge"}
+    manifest = json.loads((tmp_path / "held" / "manifest.json").read_text())
+    assert manifest["split"] == "heldout" and manifest["environments"] == ["pharmacy"]
+    assert manifest["rejected"] == {"no_candidate_passed": 2}
+    assert manifest["models"] == seen[0]
