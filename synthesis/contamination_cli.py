@@ -40,16 +40,16 @@ def _print(report: c.ContaminationReport, console: Console) -> None:
     summary.add_row("tools", "-", str(sum("tools" in r for r in report.flagged.values())))
     console.print(summary)
     if report.embedding_closest or report.ngram_flagged:
-        pairs = Table(title="Closest pairs")
+        closest = Table(title="Closest pairs")
         for col in ("signal", "score", "trajectory#turn", "user turn", "benchmark prompt"):
-            pairs.add_column(col)
+            closest.add_column(col)
         for p in report.ngram_flagged[:5]:
-            pairs.add_row("ngram", f"{int(p.score)}", f"{p.trajectory}#{p.turn}", _cut(p.user),
+            closest.add_row("ngram", f"{int(p.score)}", f"{p.trajectory}#{p.turn}", _cut(p.user),
                           f"{p.prompt_id}: {_cut(p.prompt)}")
         for p in report.embedding_closest[:5]:
-            pairs.add_row("cosine", f"{p.score:.3f}", f"{p.trajectory}#{p.turn}", _cut(p.user),
+            closest.add_row("cosine", f"{p.score:.3f}", f"{p.trajectory}#{p.turn}", _cut(p.user),
                           f"{p.prompt_id}: {_cut(p.prompt)}")
-        console.print(pairs)
+        console.print(closest)
     if report.tool_overlaps:
         tools = Table(title="Tool-name overlap with benchmark APIs")
         for col in ("env", "benchmark env", "shared", "share", "param Jaccard"):
