@@ -85,6 +85,76 @@ class Reservation(BaseModel):
     created_at: Timestamp
 
 
+# -- what the tools return ---------------------------------------------------------------
+
+
+class ReservationView(Reservation):
+    """A reservation with hotel and guest names and its cancellation terms."""
+
+    hotel_name: str
+    city: str
+    guest_name: str
+    cancellation_policy: str = Field(description="What cancelling would cost, in words")
+
+
+class CancelledReservation(ReservationView):
+    points_refunded: int = Field(description="Loyalty points given back")
+
+
+class CheckedOutReservation(ReservationView):
+    points_balance: int = Field(description="Guest's points after this stay's points")
+
+
+class RoomOffer(BaseModel):
+    room_type: str = Field(description="Room type code")
+    name: str
+    rooms_left: int
+    max_occupancy: int
+    nightly_rate: float = Field(description="Standard nightly rate")
+    total: float = Field(description="Flexible-rate total for the stay, before discounts")
+
+
+class HotelOffer(BaseModel):
+    """A hotel with room types available for the stay."""
+
+    hotel_id: str
+    name: str
+    stars: int
+    address: str
+    rooms: list[RoomOffer]
+
+
+class StayQuote(BaseModel):
+    """The price of a stay."""
+
+    hotel: str = Field(description="Hotel name")
+    room_type: str = Field(description="Room type code")
+    nights: int
+    nightly_prices: list[float]
+    total: float
+    points_cost: int | None = Field(description="Points to pay instead (flexible rate only)")
+    rooms_left: int
+    cancellation_policy: str = Field(description="What cancelling would cost, in words")
+
+
+class StaySummary(BaseModel):
+    """One of a guest's reservations, as listed."""
+
+    id: str
+    hotel_id: str
+    room_type: str
+    check_in: Day
+    check_out: Day
+    status: ResStatus
+    total: float
+    payment: Literal["card", "points"]
+    hotel_name: str
+
+
+class GuestRecord(Guest):
+    reservations: list[StaySummary]
+
+
 class HotelBookingState(BaseModel):
     seed: int = 0
     now: Timestamp = "2026-06-12T16:00:00"
@@ -333,12 +403,12 @@ class HotelBooking(Environment):
         return (f"Free cancellation until {deadline.isoformat()}; after that the first "
                 "night is charged.")
 
-    def _res_view(self, res: Reservation) -> dict[str, object]:
+    def _res_view(self, res: Reservation) -> ReservationView:
         hotel = self.state.hotels[res.hotel_id]
-        return {**res.model_dump(), "hotel_name": hotel.name, "city": hotel.city,
-                "guest_name": self.state.guests[res.guest_id].name,
-                "cancellation_policy": self._policy(res.rate_plan,
-                                                    date.fromisoformat(res.check_in))}
+        return ReservationView(
+            **res.model_dump(), hotel_name=hotel.name, city=hotel.city,
+            guest_name=self.state.guests[res.guest_id].name,
+            cancellation_policy=self._policy(res.rate_plan, date.fromisoformat(res.check_in)))
 
     def _open(self, reservation_id: str, action: str) -> Reservation:
         res = self._reservation(reservation_id)
@@ -357,7 +427,7 @@ class HotelBooking(Environment):
         check_out: str,
         guests: int = 1,
         max_nightly_rate: float | None = None,
-    ) -> list[dict[str, object]]:
+    ) -> list[HotelOffer]:
         """Find hotels in a city with a room type free for the whole stay.
 
         Args:
@@ -372,23 +442,23 @@ class HotelBooking(Environment):
             total for the stay (before loyalty discounts).
         """
         start, end = self._stay(check_in, check_out)
-        out = []
+        out: list[HotelOffer] = []
         for hotel in self.state.hotels.values():
             if hotel.city.lower() != city.strip().lower():
                 continue
-            rooms = []
+            rooms: list[RoomOffer] = []
             for r in hotel.room_types.values():
                 left = _free_rooms(self.state, hotel.id, r, start, end, exclude=None)
                 if left < 1 or r.max_occupancy < guests or (
                         max_nightly_rate is not None and r.nightly_rate > max_nightly_rate):
                     continue
                 total = round(sum(_nightly_prices(r, start, end, "flexible", None)), 2)
-                rooms.append({"room_type": r.code, "name": r.name, "rooms_left": left,
-                              "max_occupancy": r.max_occupancy, "nightly_rate": r.nightly_rate,
-                              "total": total})
+                rooms.append(RoomOffer(room_type=r.code, name=r.name, rooms_left=left,
+                                       max_occupancy=r.max_occupancy,
+                                       nightly_rate=r.nightly_rate, total=total))
             if rooms:
-                out.append({"hotel_id": hotel.id, "name": hotel.name, "stars": hotel.stars,
-                            "address": hotel.address, "rooms": rooms})
+                out.append(HotelOffer(hotel_id=hotel.id, name=hotel.name, stars=hotel.stars,
+                                      address=hotel.address, rooms=rooms))
         return out
 
     @tool
@@ -412,7 +482,7 @@ class HotelBooking(Environment):
         check_out: str,
         rate_plan: RatePlan = "flexible",
         guest_id: str | None = None,
-    ) -> dict[str, object]:
+    ) -> StayQuote:
         """Price a stay night by night, with the guest's loyalty discount if given.
 
         Args:
@@ -434,11 +504,12 @@ class HotelBooking(Environment):
         guest = self._guest(guest_id) if guest_id is not None else None
         prices = _nightly_prices(room, start, end, rate_plan, guest.tier if guest else None)
         total = round(sum(prices), 2)
-        return {"hotel": hotel.name, "room_type": room.code, "nights": len(prices),
-                "nightly_prices": prices, "total": total,
-                "points_cost": _points_cost(total) if rate_plan == "flexible" else None,
-                "rooms_left": _free_rooms(self.state, hotel.id, room, start, end, None),
-                "cancellation_policy": self._policy(rate_plan, start)}
+        return StayQuote(
+            hotel=hotel.name, room_type=room.code, nights=len(prices),
+            nightly_prices=prices, total=total,
+            points_cost=_points_cost(total) if rate_plan == "flexible" else None,
+            rooms_left=_free_rooms(self.state, hotel.id, room, start, end, None),
+            cancellation_policy=self._policy(rate_plan, start))
 
     @tool
     def find_guest(self, query: str) -> list[Guest]:
@@ -455,7 +526,7 @@ class HotelBooking(Environment):
                 if q in g.name.lower() or q in g.email or q in g.phone]
 
     @tool
-    def get_guest(self, guest_id: str) -> dict[str, object]:
+    def get_guest(self, guest_id: str) -> GuestRecord:
         """Get a guest's profile with all their reservations.
 
         Args:
@@ -465,15 +536,14 @@ class HotelBooking(Environment):
             The guest, and `reservations` summaries (id, hotel, dates, status, total).
         """
         guest = self._guest(guest_id)
-        fields = ("id", "hotel_id", "room_type", "check_in", "check_out", "status", "total",
-                  "payment")
-        stays = [{**{f: getattr(r, f) for f in fields},
-                  "hotel_name": self.state.hotels[r.hotel_id].name}
+        fields = set(StaySummary.model_fields) - {"hotel_name"}
+        stays = [StaySummary(**r.model_dump(include=fields),
+                             hotel_name=self.state.hotels[r.hotel_id].name)
                  for r in self.state.reservations.values() if r.guest_id == guest_id]
-        return {**guest.model_dump(), "reservations": stays}
+        return GuestRecord(**guest.model_dump(), reservations=stays)
 
     @tool
-    def get_reservation(self, reservation_id: str) -> dict[str, object]:
+    def get_reservation(self, reservation_id: str) -> ReservationView:
         """Get a reservation with its nightly prices and cancellation policy.
 
         Args:
@@ -521,7 +591,7 @@ class HotelBooking(Environment):
         rate_plan: RatePlan = "flexible",
         pay_with_points: bool = False,
         special_requests: str = "",
-    ) -> dict[str, object]:
+    ) -> ReservationView:
         """Book a room for a loyalty member.
 
         Args:
@@ -576,7 +646,7 @@ class HotelBooking(Environment):
         check_out: str | None = None,
         room_type: str | None = None,
         guests: int | None = None,
-    ) -> dict[str, object]:
+    ) -> ReservationView:
         """Change the dates, room type or guest count of a confirmed flexible-rate stay.
 
         The stay is repriced at today's rates; for points bookings the difference in
@@ -621,7 +691,7 @@ class HotelBooking(Environment):
         return self._res_view(res)
 
     @tool(write=True)
-    def cancel_reservation(self, reservation_id: str) -> dict[str, object]:
+    def cancel_reservation(self, reservation_id: str) -> CancelledReservation:
         """Cancel a confirmed stay, applying the cancellation policy.
 
         Flexible: free until 48 hours before the 15:00 arrival, then the first night is
@@ -647,10 +717,10 @@ class HotelBooking(Environment):
             refund = res.points_used - (_points_cost(fee) if fee else 0)
             guest.points += refund
         res.status, res.cancellation_fee = "cancelled", fee
-        return {**self._res_view(res), "points_refunded": refund}
+        return CancelledReservation(**self._res_view(res).model_dump(), points_refunded=refund)
 
     @tool(write=True)
-    def check_in(self, reservation_id: str) -> dict[str, object]:
+    def check_in(self, reservation_id: str) -> ReservationView:
         """Check a guest in on their arrival day and assign a room number.
 
         Args:
@@ -668,7 +738,7 @@ class HotelBooking(Environment):
         return self._res_view(res)
 
     @tool(write=True)
-    def check_out(self, reservation_id: str) -> dict[str, object]:
+    def check_out(self, reservation_id: str) -> CheckedOutReservation:
         """Check a guest out (early departures are charged the booked stay) and award points.
 
         Card-paid stays earn points per dollar by tier (member 10, silver 11, gold 12.5,
@@ -689,10 +759,11 @@ class HotelBooking(Environment):
         earned = int(res.total * TIER_EARN[guest.tier]) if res.payment == "card" else 0
         guest.points += earned
         res.status, res.points_earned = "checked_out", earned
-        return {**self._res_view(res), "points_balance": guest.points}
+        return CheckedOutReservation(**self._res_view(res).model_dump(),
+                                     points_balance=guest.points)
 
     @tool(write=True)
-    def set_special_requests(self, reservation_id: str, requests: str) -> dict[str, object]:
+    def set_special_requests(self, reservation_id: str, requests: str) -> ReservationView:
         """Replace the special requests passed to the hotel for a confirmed stay.
 
         Args:
