@@ -27,7 +27,7 @@ Resolution = Literal["won't fix", "duplicate", "cannot reproduce"]
 _RANK: dict[str | None, int] = {None: 0, "viewer": 1, "developer": 2, "maintainer": 3}
 
 #: the workflow: which statuses an issue may move to from each status
-TRANSITIONS: dict[str, tuple[str, ...]] = {
+TRANSITIONS: dict[str, tuple[Status, ...]] = {
     "open": ("in_progress", "closed"),
     "in_progress": ("open", "in_review", "closed"),
     "in_review": ("in_progress", "done", "closed"),
@@ -73,6 +73,48 @@ class Comment(BaseModel):
     author: str
     body: str
     created_at: Timestamp
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+
+class Me(User):
+    roles: dict[str, Role] = Field(description="Your role on each project you belong to, by key")
+
+
+class ProjectSummary(BaseModel):
+    key: str
+    name: str
+    lead: str = Field(description="Username of the project lead")
+    labels: list[str]
+    my_role: Role | None = Field(description="Your role on the project, if a member")
+    unresolved_issues: int = Field(description="Issues not done or closed")
+
+
+class Member(BaseModel):
+    username: str
+    name: str
+    role: Role
+    active: bool
+
+
+class IssueSummary(BaseModel):
+    """An issue as listed by a search."""
+
+    key: str
+    title: str
+    type: IssueType
+    status: Status
+    priority: Priority
+    assignee: str | None
+    labels: list[str]
+
+
+class IssueRecord(Issue):
+    """An issue with its comments and the statuses it may move to next."""
+
+    comments: list[Comment]
+    allowed_transitions: list[Status]
 
 
 class IssueTrackerState(BaseModel):
@@ -279,7 +321,7 @@ class IssueTracker(Environment):
     # -- read tools ---------------------------------------------------------------------
 
     @tool
-    def whoami(self) -> dict[str, object]:
+    def whoami(self) -> Me:
         """Show the signed-in user and their role on each project.
 
         Returns:
@@ -288,24 +330,24 @@ class IssueTracker(Environment):
         me = self.state.users[self.state.current_user]
         roles = {k: p.members[me.username] for k, p in self.state.projects.items()
                  if me.username in p.members}
-        return {**me.model_dump(), "roles": roles}
+        return Me(**me.model_dump(), roles=roles)
 
     @tool
-    def list_projects(self) -> list[dict[str, object]]:
+    def list_projects(self) -> list[ProjectSummary]:
         """List all projects with their lead, labels and count of unresolved issues.
 
         Returns:
             Projects with key, name, lead, labels, `my_role` and `unresolved_issues`.
         """
-        return [{"key": p.key, "name": p.name, "lead": p.lead, "labels": p.labels,
-                 "my_role": p.members.get(self.state.current_user),
-                 "unresolved_issues": sum(1 for i in self.state.issues.values()
-                                          if i.project == p.key
-                                          and i.status not in ("done", "closed"))}
-                for p in self.state.projects.values()]
+        return [ProjectSummary(
+            key=p.key, name=p.name, lead=p.lead, labels=p.labels,
+            my_role=p.members.get(self.state.current_user),
+            unresolved_issues=sum(1 for i in self.state.issues.values()
+                                  if i.project == p.key and i.status not in ("done", "closed")))
+            for p in self.state.projects.values()]
 
     @tool
-    def list_members(self, project: str) -> list[dict[str, object]]:
+    def list_members(self, project: str) -> list[Member]:
         """List a project's members with their roles.
 
         Args:
@@ -315,8 +357,8 @@ class IssueTracker(Environment):
             Members with username, name, role and whether their account is active.
         """
         proj = self._project(project)
-        return [{"username": u, "name": self.state.users[u].name, "role": role,
-                 "active": self.state.users[u].active} for u, role in proj.members.items()]
+        return [Member(username=u, name=self.state.users[u].name, role=role,
+                       active=self.state.users[u].active) for u, role in proj.members.items()]
 
     @tool
     def search_issues(
@@ -327,7 +369,7 @@ class IssueTracker(Environment):
         label: str | None = None,
         priority: Priority | None = None,
         text: str | None = None,
-    ) -> list[dict[str, object]]:
+    ) -> list[IssueSummary]:
         """Search issues; every filter given must match.
 
         Args:
@@ -343,15 +385,15 @@ class IssueTracker(Environment):
         """
         if project is not None:
             self._project(project)
-        fields = ("key", "title", "type", "status", "priority", "assignee", "labels")
-        return [{f: getattr(i, f) for f in fields} for i in self.state.issues.values()
+        fields = set(IssueSummary.model_fields)
+        return [IssueSummary(**i.model_dump(include=fields)) for i in self.state.issues.values()
                 if project in (None, i.project) and status in (None, i.status)
                 and assignee in (None, i.assignee) and priority in (None, i.priority)
                 and (label is None or label in i.labels)
                 and (text is None or text.lower() in f"{i.title} {i.description}".lower())]
 
     @tool
-    def get_issue(self, issue_key: str) -> dict[str, object]:
+    def get_issue(self, issue_key: str) -> IssueRecord:
         """Get an issue with its comments and the statuses it can move to next.
 
         Args:
@@ -362,8 +404,8 @@ class IssueTracker(Environment):
         """
         issue = self._issue(issue_key)
         comments = [c for c in self.state.comments.values() if c.issue_key == issue_key]
-        return {**issue.model_dump(), "comments": comments,
-                "allowed_transitions": list(TRANSITIONS[issue.status])}
+        return IssueRecord(**issue.model_dump(), comments=comments,
+                           allowed_transitions=list(TRANSITIONS[issue.status]))
 
     # -- write tools --------------------------------------------------------------------
 
