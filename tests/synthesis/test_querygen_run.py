@@ -113,7 +113,7 @@ def test_twenty_chains_give_checked_trajectories(tmp_path: Path) -> None:
         assert check(t) == []
         assert t.environments == ["email"]  # never the held-out pharmacy
         assert t.provenance.split == "train"
-        assert t.provenance.seed == chain_seed(7, int(t.id.rsplit("-", 1)[1]))
+        assert t.provenance.model_dump()["seed"] == chain_seed(7, int(t.id.rsplit("-", 1)[1]))
     for r in rejections:
         assert {"id", "seed", "reason", "detail"} <= set(r)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
