@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Timestamp
@@ -72,6 +73,73 @@ class AuditEntry(BaseModel):
     action: str
     package: str
     detail: str = ""
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+
+class PackageHit(TypedDict):
+    name: str
+    description: str
+    latest: Annotated[str | None, Field(description="Newest stable unyanked version")]
+    weekly_downloads: int
+    deprecated: Annotated[str, Field(description="Deprecation message; empty if not")]
+
+
+class VersionEntry(TypedDict):
+    version: str
+    published_at: Timestamp
+    yanked: bool
+
+
+class PackageRecord(Package):
+    """A package with its versions, oldest first."""
+
+    latest: str | None = Field(description="Newest stable unyanked version")
+    versions: list[VersionEntry]
+
+
+class Resolution(TypedDict):
+    """The dependency tree of a release, resolved."""
+
+    package: str
+    version: str
+    resolved: Annotated[dict[str, str], Field(description="Package -> chosen version")]
+    problems: Annotated[list[str], Field(
+        description="Unsatisfiable ranges and conflicting requirements")]
+
+
+class Dependent(TypedDict):
+    package: Annotated[str, Field(description="The depending package")]
+    version: Annotated[str, Field(description="Its latest version")]
+    range: Annotated[str, Field(description="The range it requires")]
+    resolves_to: Annotated[str | None, Field(
+        description="Version that range resolves to now (null if nothing matches)")]
+
+
+class UserRecord(User):
+    packages: dict[str, Role] = Field(description="Packages maintained: name -> role")
+
+
+class Published(TypedDict):
+    version: Version
+    warnings: list[str]
+
+
+class Yanked(TypedDict):
+    version: Version
+    broken_dependents: Annotated[list[str], Field(
+        description="Packages whose latest release no longer resolves this dependency")]
+
+
+class Maintainers(TypedDict):
+    package: str
+    maintainers: Annotated[dict[str, Role], Field(description="Username -> role")]
+
+
+class Deprecated(TypedDict):
+    package: str
+    deprecated: Annotated[str, Field(description="The deprecation message")]
 
 
 class PackageRegistryState(BaseModel):
@@ -354,7 +422,7 @@ class PackageRegistry(Environment):
     # -- read tools -------------------------------------------------------------------
 
     @tool
-    def search_packages(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
+    def search_packages(self, query: str, limit: int = 10) -> list[PackageHit]:
         """Search packages by name, description or keyword, most downloaded first.
 
         Args:
@@ -373,7 +441,7 @@ class PackageRegistry(Environment):
         hits = [p for p in self.state.packages.values()
                 if q in p.name or q in p.description.lower() or q in p.keywords]
         hits.sort(key=lambda p: (-p.weekly_downloads, p.name))
-        out = []
+        out: list[PackageHit] = []
         for p in hits[:limit]:
             latest = self._latest(p.name)
             out.append({"name": p.name, "description": p.description,
@@ -382,7 +450,7 @@ class PackageRegistry(Environment):
         return out
 
     @tool
-    def get_package(self, name: str) -> dict[str, Any]:
+    def get_package(self, name: str) -> PackageRecord:
         """Show a package: description, license, maintainers and every version.
 
         Args:
@@ -394,9 +462,10 @@ class PackageRegistry(Environment):
         """
         package = self._package(name)
         latest = self._latest(name)
-        return {**package.model_dump(), "latest": latest.version if latest else None,
-                "versions": [{"version": v.version, "published_at": v.published_at,
-                              "yanked": v.yanked} for v in self._versions_of(name)]}
+        return PackageRecord(
+            **package.model_dump(), latest=latest.version if latest else None,
+            versions=[{"version": v.version, "published_at": v.published_at,
+                       "yanked": v.yanked} for v in self._versions_of(name)])
 
     @tool
     def get_version(self, package: str, version: str) -> Version:
@@ -413,7 +482,7 @@ class PackageRegistry(Environment):
 
     @tool
     def resolve_dependencies(self, package: str, version: str | None = None
-                             ) -> dict[str, Any]:
+                             ) -> Resolution:
         """Resolve the full dependency tree of a release, as an installer would.
 
         Each range picks the newest unyanked version that satisfies it.
@@ -449,7 +518,7 @@ class PackageRegistry(Environment):
                 "problems": problems}
 
     @tool
-    def find_dependents(self, package: str) -> list[dict[str, str | None]]:
+    def find_dependents(self, package: str) -> list[Dependent]:
         """Find packages whose latest release depends on this package.
 
         Args:
@@ -460,7 +529,7 @@ class PackageRegistry(Environment):
             that range resolves to now (null if nothing matches).
         """
         self._package(package)
-        out: list[dict[str, str | None]] = []
+        out: list[Dependent] = []
         for name in sorted(self.state.packages):
             latest = self._latest(name)
             if latest and package in latest.requires():
@@ -471,7 +540,7 @@ class PackageRegistry(Environment):
         return out
 
     @tool
-    def search_users(self, query: str) -> list[dict[str, Any]]:
+    def search_users(self, query: str) -> list[UserRecord]:
         """Find registry users by username, name or email, with the packages they maintain.
 
         Args:
@@ -483,10 +552,10 @@ class PackageRegistry(Environment):
         q = query.strip().lower()
         if not q:
             raise ToolError("Query must not be empty.")
-        return [{**u.model_dump(),
-                 "packages": {p.name: p.maintainers[u.username]
-                              for p in self.state.packages.values()
-                              if u.username in p.maintainers}}
+        return [UserRecord(**u.model_dump(),
+                           packages={p.name: p.maintainers[u.username]
+                                     for p in self.state.packages.values()
+                                     if u.username in p.maintainers})
                 for u in self.state.users.values()
                 if q in u.username or q in u.name.lower() or q in u.email.lower()]
 
@@ -512,7 +581,7 @@ class PackageRegistry(Environment):
 
     @tool(write=True)
     def create_package(self, name: str, description: str, license: License
-                       ) -> dict[str, Any]:
+                       ) -> PackageRecord:
         """Register a new, empty package that you own.
 
         Args:
@@ -540,12 +609,12 @@ class PackageRegistry(Environment):
                           created_at=self.state.now, maintainers={self._me(): "owner"})
         self.state.packages[name] = package
         self._audit("create", name, f"license {license}")
-        return {**package.model_dump(), "latest": None, "versions": []}
+        return PackageRecord(**package.model_dump(), latest=None, versions=[])
 
     @tool(write=True)
     def publish_version(self, package: str, version: str,
                         dependencies: list[str] | None = None,
-                        changelog: str = "") -> dict[str, Any]:
+                        changelog: str = "") -> Published:
         """Publish a new release of a package you maintain.
 
         Semver rules: the number is new (never reused, even if yanked) and newer than
@@ -580,7 +649,7 @@ class PackageRegistry(Environment):
                           published_by=self._me(), dependencies=deps, changelog=changelog)
         self.state.versions[f"{package}@{version}"] = release
         self._audit("publish", package, version)
-        return {"version": release.model_dump(), "warnings": warnings}
+        return {"version": release, "warnings": warnings}
 
     def _parse_dependencies(self, package: str, specs: list[str]
                             ) -> tuple[list[str], list[str]]:
@@ -606,7 +675,7 @@ class PackageRegistry(Environment):
         return [f"{name}@{wanted}" for name, wanted in deps.items()], warnings
 
     @tool(write=True)
-    def yank_version(self, package: str, version: str, reason: str) -> dict[str, Any]:
+    def yank_version(self, package: str, version: str, reason: str) -> Yanked:
         """Yank a release: installers skip it, but it stays readable and its number is used.
 
         Args:
@@ -629,7 +698,7 @@ class PackageRegistry(Environment):
         self._audit("yank", package, f"{version}: {release.yank_reason}")
         broken = [d["package"] for d in self.find_dependents(package)
                   if d["resolves_to"] is None]
-        return {"version": release.model_dump(), "broken_dependents": broken}
+        return {"version": release, "broken_dependents": broken}
 
     @tool(write=True)
     def unyank_version(self, package: str, version: str) -> Version:
@@ -653,7 +722,7 @@ class PackageRegistry(Environment):
 
     @tool(write=True)
     def add_maintainer(self, package: str, username: str,
-                       role: Role = "maintainer") -> dict[str, Any]:
+                       role: Role = "maintainer") -> Maintainers:
         """Give a user maintainer or owner rights on a package you own (or change their role).
 
         Args:
@@ -681,7 +750,7 @@ class PackageRegistry(Environment):
         return {"package": package, "maintainers": pkg.maintainers}
 
     @tool(write=True)
-    def remove_maintainer(self, package: str, username: str) -> dict[str, Any]:
+    def remove_maintainer(self, package: str, username: str) -> Maintainers:
         """Take a user's rights on a package away (owners may remove anyone, maintainers
         only themselves).
 
@@ -706,7 +775,7 @@ class PackageRegistry(Environment):
         return {"package": package, "maintainers": pkg.maintainers}
 
     @tool(write=True)
-    def deprecate_package(self, package: str, message: str) -> dict[str, Any]:
+    def deprecate_package(self, package: str, message: str) -> Deprecated:
         """Deprecate a package with a message for installers, or lift the deprecation.
 
         A deprecated package cannot get new releases.
