@@ -17,12 +17,14 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from synthesis import contamination_cli
+from synthesis import contamination_cli, graph_cli
 
 __all__ = ["synth_app"]
 
 synth_app = typer.Typer(help="Training-data synthesis: tool graph, chains, queries.",
                         no_args_is_help=True)
+synth_app.command("graph")(graph_cli.graph)
+synth_app.command("graph-view")(graph_cli.graph_view)
 synth_app.command("contamination")(contamination_cli.contamination)
 console = Console()
 
