@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import random
 from datetime import date, timedelta
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Day, Timestamp
@@ -84,6 +85,67 @@ class Interaction(BaseModel):
     class_b: str
     severity: Literal["major", "moderate"]
     effect: str
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+#: an allergy or drug-interaction conflict (functional form: "with" is a keyword)
+Conflict = TypedDict("Conflict", {
+    "type": Literal["allergy", "interaction"],
+    "severity": Annotated[Literal["major", "moderate"], Field(
+        description="major conflicts block dispensing")],
+    "with": Annotated[str, Field(description="The allergy, or the drug and prescription")],
+    "effect": str,
+})
+
+
+class PrescriptionView(Prescription):
+    drug_name: str
+    expired: bool
+    last_filled_on: Day | None
+    refill_eligible_on: Day | None = Field(description="Earliest day a refill may be filled")
+
+
+class NewPrescription(Prescription):
+    drug_name: str
+    warnings: list[Conflict] = Field(description="Moderate conflicts found on entry")
+
+
+class PatientRecord(Patient):
+    insurance_plan_name: str | None
+    ready_for_pickup: list[Fill] = Field(description="Fills waiting for pickup")
+
+
+class InteractionCheck(BaseModel):
+    drug: str = Field(description="Drug name")
+    safe: bool = Field(description="False if any conflict is major")
+    conflicts: list[Conflict]
+
+
+class CopayQuote(BaseModel):
+    prescription_id: str
+    drug: str = Field(description="Drug name")
+    quantity: int
+    cash_price: float = Field(description="Price without insurance")
+    copay: float = Field(description="What the patient pays now")
+    insurance_plan: str | None = Field(description="Plan name, if insured")
+    covered: bool = Field(description="True if the plan covers this drug's tier")
+
+
+class FillReceipt(Fill):
+    drug: str = Field(description="Drug name")
+    refills_remaining: int
+    warnings: list[Conflict] = Field(description="Moderate conflicts dispensed despite")
+
+
+class CancelledFill(Fill):
+    stock: int = Field(description="Drug stock after the return")
+
+
+class InsuranceChange(TypedDict):
+    patient_id: str
+    insurance_plan_id: str | None
+    insurance_plan_name: str | None
 
 
 class PharmacyState(BaseModel):
@@ -331,22 +393,22 @@ class Pharmacy(Environment):
         """Active and not past its expiry date: the prescriptions a patient is taking."""
         return rx.status == "active" and date.fromisoformat(rx.expires_on) >= self._today()
 
-    def _rx_view(self, rx: Prescription) -> dict[str, object]:
+    def _rx_view(self, rx: Prescription) -> PrescriptionView:
         drug = self.state.drugs[rx.drug_id]
         fills = self._fills_of(rx)
         eligible = self._refill_eligible_on(rx)
-        return {
-            **rx.model_dump(), "drug_name": drug.name,
-            "expired": date.fromisoformat(rx.expires_on) < self._today(),
-            "last_filled_on": max((f.filled_on for f in fills), default=None),
-            "refill_eligible_on": eligible.isoformat() if eligible else None,
-        }
+        return PrescriptionView(
+            **rx.model_dump(), drug_name=drug.name,
+            expired=date.fromisoformat(rx.expires_on) < self._today(),
+            last_filled_on=max((f.filled_on for f in fills), default=None),
+            refill_eligible_on=eligible.isoformat() if eligible else None,
+        )
 
     def _conflicts(
         self, patient: Patient, drug: Drug, exclude_rx: str | None
-    ) -> list[dict[str, str]]:
+    ) -> list[Conflict]:
         """Allergy and interaction conflicts of `drug` with the patient's current medicines."""
-        found = [{"type": "allergy", "severity": "major", "with": allergy,
+        found: list[Conflict] = [{"type": "allergy", "severity": "major", "with": allergy,
                   "effect": f"patient is allergic to {allergy}"}
                  for allergy in _allergy_conflicts(patient, drug)]
         for rx in self.state.prescriptions.values():
@@ -377,7 +439,7 @@ class Pharmacy(Environment):
                 and (date_of_birth is None or p.date_of_birth == date_of_birth)]
 
     @tool
-    def get_patient(self, patient_id: str) -> dict[str, object]:
+    def get_patient(self, patient_id: str) -> PatientRecord:
         """Get a patient's profile, insurance plan and fills waiting for pickup.
 
         Args:
@@ -390,13 +452,14 @@ class Pharmacy(Environment):
         plan = self.state.insurance_plans.get(patient.insurance_plan_id or "")
         ready = [f for f in self.state.fills.values() if f.status == "ready"
                  and self.state.prescriptions[f.prescription_id].patient_id == patient_id]
-        return {**patient.model_dump(), "insurance_plan_name": plan.name if plan else None,
-                "ready_for_pickup": [f.model_dump() for f in ready]}
+        return PatientRecord(**patient.model_dump(),
+                             insurance_plan_name=plan.name if plan else None,
+                             ready_for_pickup=ready)
 
     @tool
     def list_prescriptions(
         self, patient_id: str, include_inactive: bool = False
-    ) -> list[dict[str, object]]:
+    ) -> list[PrescriptionView]:
         """List a patient's prescriptions with refill status.
 
         Args:
@@ -437,7 +500,7 @@ class Pharmacy(Environment):
         return list(self.state.insurance_plans.values())
 
     @tool
-    def check_interactions(self, patient_id: str, drug_id: str) -> dict[str, object]:
+    def check_interactions(self, patient_id: str, drug_id: str) -> InteractionCheck:
         """Check a drug against a patient's allergies and current prescriptions.
 
         Args:
@@ -449,11 +512,12 @@ class Pharmacy(Environment):
         """
         patient, drug = self._patient(patient_id), self._drug(drug_id)
         conflicts = self._conflicts(patient, drug, exclude_rx=None)
-        return {"drug": drug.name, "safe": all(c["severity"] != "major" for c in conflicts),
-                "conflicts": conflicts}
+        return InteractionCheck(drug=drug.name,
+                                safe=all(c["severity"] != "major" for c in conflicts),
+                                conflicts=conflicts)
 
     @tool
-    def quote_copay(self, prescription_id: str, quantity: int | None = None) -> dict[str, object]:
+    def quote_copay(self, prescription_id: str, quantity: int | None = None) -> CopayQuote:
         """Quote what the patient would pay to fill a prescription now.
 
         Args:
@@ -469,18 +533,18 @@ class Pharmacy(Environment):
             raise ToolError("Quantity must be positive.")
         patient, drug = self.state.patients[rx.patient_id], self.state.drugs[rx.drug_id]
         plan = self.state.insurance_plans.get(patient.insurance_plan_id or "")
-        return {"prescription_id": rx.id, "drug": drug.name, "quantity": qty,
-                "cash_price": round(drug.unit_price * qty, 2),
-                "copay": _copay(self.state, patient, drug, qty),
-                "insurance_plan": plan.name if plan else None,
-                "covered": plan is not None and drug.tier in plan.copays}
+        return CopayQuote(prescription_id=rx.id, drug=drug.name, quantity=qty,
+                          cash_price=round(drug.unit_price * qty, 2),
+                          copay=_copay(self.state, patient, drug, qty),
+                          insurance_plan=plan.name if plan else None,
+                          covered=plan is not None and drug.tier in plan.copays)
 
     # -- write tools --------------------------------------------------------------------
 
     @tool(write=True)
     def fill_prescription(
         self, prescription_id: str, quantity: int | None = None
-    ) -> dict[str, object]:
+    ) -> FillReceipt:
         """Dispense a prescription (first fill or refill) and put it in the pickup bin.
 
         Fails if the prescription is not active, expired, out of refills, too early to
@@ -534,8 +598,8 @@ class Pharmacy(Environment):
                     copay=_copay(self.state, patient, drug, qty),
                     filled_on=self._today().isoformat(), was_refill=bool(fills))
         self.state.fills[fill_id] = fill
-        return {**fill.model_dump(), "drug": drug.name,
-                "refills_remaining": rx.refills_remaining, "warnings": conflicts}
+        return FillReceipt(**fill.model_dump(), drug=drug.name,
+                           refills_remaining=rx.refills_remaining, warnings=conflicts)
 
     @tool(write=True)
     def enter_prescription(
@@ -547,7 +611,7 @@ class Pharmacy(Environment):
         quantity: int,
         days_supply: int,
         refills: int = 0,
-    ) -> dict[str, object]:
+    ) -> NewPrescription:
         """Enter a new prescription received from a prescriber (it is not filled yet).
 
         Conflicts with the patient's allergies or current prescriptions are returned as
@@ -581,8 +645,8 @@ class Pharmacy(Environment):
             refills_remaining=refills, written_on=today.isoformat(),
             expires_on=(today + timedelta(days=_valid_days(drug))).isoformat())
         self.state.prescriptions[rx_id] = rx
-        return {**rx.model_dump(), "drug_name": drug.name,
-                "warnings": self._conflicts(patient, drug, exclude_rx=rx_id)}
+        return NewPrescription(**rx.model_dump(), drug_name=drug.name,
+                               warnings=self._conflicts(patient, drug, exclude_rx=rx_id))
 
     @tool(write=True)
     def mark_picked_up(self, fill_id: str) -> Fill:
@@ -602,7 +666,7 @@ class Pharmacy(Environment):
         return fill
 
     @tool(write=True)
-    def cancel_fill(self, fill_id: str) -> dict[str, object]:
+    def cancel_fill(self, fill_id: str) -> CancelledFill:
         """Cancel a fill that has not been picked up: return it to stock, restore the refill.
 
         Args:
@@ -621,7 +685,7 @@ class Pharmacy(Environment):
         drug.stock += fill.quantity
         if fill.was_refill:
             rx.refills_remaining += 1
-        return {**fill.model_dump(), "stock": drug.stock}
+        return CancelledFill(**fill.model_dump(), stock=drug.stock)
 
     @tool(write=True)
     def set_prescription_status(
@@ -665,7 +729,7 @@ class Pharmacy(Environment):
         return patient
 
     @tool(write=True)
-    def set_insurance_plan(self, patient_id: str, plan_id: str | None) -> dict[str, object]:
+    def set_insurance_plan(self, patient_id: str, plan_id: str | None) -> InsuranceChange:
         """Change (or remove, with null) the insurance plan billed for a patient.
 
         Args:
