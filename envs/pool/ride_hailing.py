@@ -13,9 +13,10 @@ import math
 import random
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Timestamp
@@ -130,6 +131,84 @@ class LostItemReport(BaseModel):
     created_at: str
 
 
+# -- what the tools return ---------------------------------------------------------------
+
+
+class Fare(TypedDict):
+    distance_km: float
+    duration_min: Annotated[int, Field(description="Expected trip time in minutes")]
+    surge: Annotated[float, Field(description="Surge multiplier at the pickup zone")]
+    fare: Annotated[float, Field(description="Estimated fare in USD")]
+
+
+class FareEstimate(Fare):
+    vehicle_class: VehicleClass
+
+
+class DriverBrief(TypedDict):
+    id: str
+    name: str
+    rating: float
+
+
+class VehicleBrief(TypedDict):
+    make: str
+    model: str
+    color: str
+    plate: str
+
+
+class RideView(Ride):
+    """A ride with place names, driver and vehicle."""
+
+    pickup: str = Field(description="Pickup place name")
+    dropoff: str = Field(description="Dropoff place name")
+    driver: DriverBrief
+    vehicle: VehicleBrief
+
+
+class RequestedRide(RideView):
+    pickup_eta_min: int = Field(description="Minutes until the driver arrives")
+
+
+class RiderContact(TypedDict):
+    id: str
+    name: str
+    email: str
+    phone: str
+
+
+class RiderRecord(Rider):
+    home: str = Field(description="Home place name")
+    payment_methods: list[PaymentMethod]
+    active_ride_id: str | None = Field(description="The ride under way, if any")
+
+
+class RideSummary(TypedDict):
+    id: str
+    status: RideStatus
+    requested_at: Timestamp
+    pickup: Annotated[str, Field(description="Pickup place name")]
+    dropoff: Annotated[str, Field(description="Dropoff place name")]
+    fare: Annotated[float, Field(description="Final fare, or the estimate if not final")]
+    stars: Annotated[int | None, Field(description="Rider's rating of the ride, if rated")]
+
+
+class CancelledRide(TypedDict):
+    ride_id: str
+    status: RideStatus
+    cancellation_fee: float
+
+
+class RatingReceipt(TypedDict):
+    ride_id: str
+    stars: int
+    comment: str
+    tip: float
+    driver: Annotated[str, Field(description="Driver's name")]
+    driver_rating: Annotated[float, Field(description="Driver's rating after this one")]
+
+
 class RideHailingState(BaseModel):
     seed: int = 0
     now: Timestamp = "2026-03-16T08:30:00"
@@ -209,7 +288,7 @@ def _trip(a: Place, b: Place) -> tuple[float, int]:
 
 
 def _fare(state: RideHailingState, pickup: Place, dropoff: Place,
-          vehicle_class: str) -> dict[str, Any]:
+          vehicle_class: str) -> Fare:
     km, minutes = _trip(pickup, dropoff)
     rate = RATES[vehicle_class]
     surge = state.surge.get(pickup.zone, 1.0)
@@ -376,15 +455,15 @@ class RideHailing(Environment):
             raise ToolError(f"ride {ride_id} is {ride.status}, not active")
         return ride
 
-    def _ride_view(self, ride: Ride) -> dict[str, Any]:
+    def _ride_view(self, ride: Ride) -> RideView:
         driver = self.state.drivers[ride.driver_id]
         vehicle = self.state.vehicles[driver.vehicle_id]
-        return {**ride.model_dump(),
-                "pickup": self.state.places[ride.pickup_place_id].name,
-                "dropoff": self.state.places[ride.dropoff_place_id].name,
-                "driver": {"id": driver.id, "name": driver.name, "rating": driver.rating},
-                "vehicle": {"make": vehicle.make, "model": vehicle.model,
-                            "color": vehicle.color, "plate": vehicle.plate}}
+        return RideView(**ride.model_dump(),
+                        pickup=self.state.places[ride.pickup_place_id].name,
+                        dropoff=self.state.places[ride.dropoff_place_id].name,
+                        driver={"id": driver.id, "name": driver.name, "rating": driver.rating},
+                        vehicle={"make": vehicle.make, "model": vehicle.model,
+                                 "color": vehicle.color, "plate": vehicle.plate})
 
     # -- tools ----------------------------------------------------------------------
 
@@ -403,7 +482,7 @@ class RideHailing(Environment):
                 if q in p.name.lower() or q in p.address.lower()]
 
     @tool
-    def find_rider(self, query: str) -> list[dict[str, Any]]:
+    def find_rider(self, query: str) -> list[RiderContact]:
         """Look up rider accounts by name, email or phone number.
 
         Args:
@@ -420,7 +499,7 @@ class RideHailing(Environment):
                 if q in r.name.lower() or q in r.email.lower() or q in r.phone]
 
     @tool
-    def get_rider(self, rider_id: str) -> dict[str, Any]:
+    def get_rider(self, rider_id: str) -> RiderRecord:
         """Show a rider's profile, payment methods and current active ride, if any.
 
         Args:
@@ -433,14 +512,15 @@ class RideHailing(Environment):
         rider = self._rider(rider_id)
         active = next((r.id for r in self.state.rides.values()
                        if r.rider_id == rider_id and r.status in ACTIVE_STATUSES), None)
-        return {**rider.model_dump(), "home": self.state.places[rider.home_place_id].name,
-                "payment_methods": [m for m in self.state.payment_methods.values()
-                                    if m.rider_id == rider_id],
-                "active_ride_id": active}
+        return RiderRecord(**rider.model_dump(),
+                           home=self.state.places[rider.home_place_id].name,
+                           payment_methods=[m for m in self.state.payment_methods.values()
+                                            if m.rider_id == rider_id],
+                           active_ride_id=active)
 
     @tool
     def estimate_fare(self, pickup_place_id: str, dropoff_place_id: str,
-                      vehicle_class: VehicleClass = "economy") -> dict[str, Any]:
+                      vehicle_class: VehicleClass = "economy") -> FareEstimate:
         """Estimate distance, duration and fare of a trip for one vehicle class.
 
         Args:
@@ -460,7 +540,7 @@ class RideHailing(Environment):
     @tool(write=True)
     def request_ride(self, rider_id: str, pickup_place_id: str, dropoff_place_id: str,
                      vehicle_class: VehicleClass = "economy",
-                     payment_method_id: str | None = None) -> dict[str, Any]:
+                     payment_method_id: str | None = None) -> RequestedRide:
         """Request a ride now; the nearest available driver of that class is assigned.
 
         Args:
@@ -502,11 +582,12 @@ class RideHailing(Environment):
                     payment_method_id=method.id)
         self.state.next_ride_id += 1
         self.state.rides[ride.id] = ride
-        return {**self._ride_view(ride),
-                "pickup_eta_min": round(approach_km(driver) / CITY_SPEED_KM_PER_MIN) + 2}
+        return RequestedRide(
+            **self._ride_view(ride).model_dump(),
+            pickup_eta_min=round(approach_km(driver) / CITY_SPEED_KM_PER_MIN) + 2)
 
     @tool
-    def list_rides(self, rider_id: str, status: RideStatus | None = None) -> list[dict[str, Any]]:
+    def list_rides(self, rider_id: str, status: RideStatus | None = None) -> list[RideSummary]:
         """List a rider's rides, most recent first.
 
         Args:
@@ -527,7 +608,7 @@ class RideHailing(Environment):
                  "stars": r.stars} for r in rides]
 
     @tool
-    def get_ride(self, ride_id: str) -> dict[str, Any]:
+    def get_ride(self, ride_id: str) -> RideView:
         """Show one ride in full: places, driver, vehicle, fares, rating.
 
         Args:
@@ -539,7 +620,7 @@ class RideHailing(Environment):
         return self._ride_view(self._ride(ride_id))
 
     @tool(write=True)
-    def cancel_ride(self, ride_id: str) -> dict[str, Any]:
+    def cancel_ride(self, ride_id: str) -> CancelledRide:
         """Cancel a ride whose driver is still on the way.
 
         Free within 2 minutes of the request; later a $5.00 fee is recorded on the ride and
@@ -563,7 +644,7 @@ class RideHailing(Environment):
                 "cancellation_fee": ride.cancellation_fee}
 
     @tool(write=True)
-    def change_destination(self, ride_id: str, dropoff_place_id: str) -> dict[str, Any]:
+    def change_destination(self, ride_id: str, dropoff_place_id: str) -> RideView:
         """Send an active ride to a different dropoff; the fare estimate is recomputed.
 
         Args:
@@ -587,7 +668,7 @@ class RideHailing(Environment):
 
     @tool(write=True)
     def rate_ride(self, ride_id: str, stars: int, comment: str = "",
-                  tip: float = 0.0) -> dict[str, Any]:
+                  tip: float = 0.0) -> RatingReceipt:
         """Rate the driver of a completed ride and optionally add a tip (once per ride).
 
         Args:
