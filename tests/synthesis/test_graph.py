@@ -226,3 +226,34 @@ def test_view_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                                       "shop-get_order", "--out", str(tmp_path / "v.html")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "v.html").read_text().count("<circle") == 3
+
+
+PAIRS = Path(__file__).resolve().parents[1] / "data" / "graph_pairs.json"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not METADATA.is_dir(), reason=f"no metadata files at {METADATA}")
+def test_minilm_threshold_on_hand_labelled_pairs() -> None:
+    """At MiniLM's calibrated threshold, the hand-labelled true pairs mostly link and the
+    false ones mostly do not (the bar: recall >= 0.9, precision >= 0.8)."""
+    import json
+
+    from synthesis.embedders import MiniLMEmbedder
+    from synthesis.graph import embedding_text
+
+    pairs = json.loads(PAIRS.read_text())["pairs"]
+    sources = specs_from_metadata_dir(METADATA)
+    envs = {p.split("-")[0] for o, i, _ in pairs for p in (o, i)}
+    structure = build_graph({e: sources[e] for e in envs}, AxisEmbedder(), threshold=2.0)
+    nodes = structure.g.nodes
+    embedder = MiniLMEmbedder(cache_dir=None)
+    ids = sorted({p for o, i, _ in pairs for p in (o, i)})
+    vectors = embedder.embed([embedding_text(nodes[p]["name"], nodes[p]["type"],
+                                             nodes[p]["description"]) for p in ids])
+    row = {p: k for k, p in enumerate(ids)}
+    linked = [(float(vectors[row[o]] @ vectors[row[i]]) > embedder.threshold, label)
+              for o, i, label in pairs]
+    tp = sum(1 for hit, label in linked if hit and label)
+    fp = sum(1 for hit, label in linked if hit and not label)
+    positives = sum(1 for _, label in linked if label)
+    assert tp / positives >= 0.9 and tp / (tp + fp) >= 0.8
