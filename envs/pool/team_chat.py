@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
 from envs.timestamps import Timestamp
@@ -65,6 +66,70 @@ class Message(BaseModel):
     reactions: dict[str, list[str]] = Field(default_factory=dict, description="emoji -> users")
     edited: bool = False
     pinned: bool = False
+
+
+# -- what the tools return ---------------------------------------------------------------
+
+
+class MessageView(TypedDict):
+    """A message with author and channel names; top-level messages count their replies."""
+
+    id: str
+    channel_id: str
+    author_id: str
+    text: str
+    ts: Timestamp
+    thread_id: Annotated[str | None, Field(description="parent message of a reply")]
+    reactions: Annotated[dict[str, list[str]], Field(description="emoji -> user ids")]
+    edited: bool
+    pinned: bool
+    author: Annotated[str, Field(description="Author's name")]
+    channel: Annotated[str, Field(description='Channel name, e.g. "#general"')]
+    reply_count: NotRequired[Annotated[int, Field(
+        description="Replies in the thread (top-level messages only)")]]
+
+
+class ChannelSummary(TypedDict):
+    id: str
+    name: str
+    workspace_id: str
+    workspace: Annotated[str, Field(description="Workspace name")]
+    topic: str
+    is_private: bool
+    is_archived: bool
+    posting: Literal["everyone", "admins_only"]
+    member_count: int
+    is_member: Annotated[bool, Field(description="True if you are a member")]
+
+
+class MemberName(TypedDict):
+    id: str
+    name: str
+
+
+class ChannelDetail(ChannelSummary):
+    created_by: Annotated[str, Field(description="Creator's name")]
+    members: list[MemberName]
+    pinned: Annotated[list[MessageView], Field(description="Pinned messages")]
+
+
+class Invited(ChannelSummary):
+    added: Annotated[list[str], Field(description="Names of the users invited")]
+
+
+class Membership(TypedDict):
+    workspace_id: str
+    workspace: Annotated[str, Field(description="Workspace name")]
+    role: Role
+
+
+class UserRecord(User):
+    workspaces: list[Membership]
+
+
+class Reactions(TypedDict):
+    message_id: str
+    reactions: Annotated[dict[str, list[str]], Field(description="emoji -> user ids")]
 
 
 class TeamChatState(BaseModel):
@@ -343,14 +408,18 @@ class TeamChat(Environment):
     def _user_name(self, user_id: str) -> str:
         return self.state.users[user_id].name
 
-    def _message_view(self, msg: Message) -> dict[str, Any]:
-        view = {**msg.model_dump(), "author": self._user_name(msg.author_id),
-                "channel": f"#{self.state.channels[msg.channel_id].name}"}
+    def _message_view(self, msg: Message) -> MessageView:
+        view: MessageView = {
+            "id": msg.id, "channel_id": msg.channel_id, "author_id": msg.author_id,
+            "text": msg.text, "ts": msg.ts, "thread_id": msg.thread_id,
+            "reactions": msg.reactions, "edited": msg.edited, "pinned": msg.pinned,
+            "author": self._user_name(msg.author_id),
+            "channel": f"#{self.state.channels[msg.channel_id].name}"}
         if msg.thread_id is None:
             view["reply_count"] = sum(m.thread_id == msg.id for m in self.state.messages.values())
         return view
 
-    def _channel_summary(self, channel: Channel) -> dict[str, Any]:
+    def _channel_summary(self, channel: Channel) -> ChannelSummary:
         return {"id": channel.id, "name": channel.name, "workspace_id": channel.workspace_id,
                 "workspace": self.state.workspaces[channel.workspace_id].name,
                 "topic": channel.topic, "is_private": channel.is_private,
@@ -361,7 +430,7 @@ class TeamChat(Environment):
 
     @tool
     def list_channels(self, query: str = "", include_archived: bool = False,
-                      only_mine: bool = False) -> list[dict[str, Any]]:
+                      only_mine: bool = False) -> list[ChannelSummary]:
         """List the channels you can see: public ones and private ones you belong to.
 
         Args:
@@ -380,7 +449,7 @@ class TeamChat(Environment):
                 and (not only_mine or self._me in c.members)]
 
     @tool
-    def get_channel(self, channel_id: str) -> dict[str, Any]:
+    def get_channel(self, channel_id: str) -> ChannelDetail:
         """Show a channel's details, its members and its pinned messages.
 
         Args:
@@ -398,7 +467,7 @@ class TeamChat(Environment):
 
     @tool
     def read_messages(self, channel_id: str, thread_id: str | None = None,
-                      limit: int = 20) -> list[dict[str, Any]]:
+                      limit: int = 20) -> list[MessageView]:
         """Read the latest top-level messages of a channel, or the replies in one thread.
 
         Args:
@@ -424,7 +493,7 @@ class TeamChat(Environment):
 
     @tool
     def search_messages(self, query: str, channel_id: str | None = None,
-                        author_id: str | None = None) -> list[dict[str, Any]]:
+                        author_id: str | None = None) -> list[MessageView]:
         """Search message text across the channels you can see, newest first.
 
         Args:
@@ -448,7 +517,7 @@ class TeamChat(Environment):
         return [self._message_view(m) for m in hits[:20]]
 
     @tool
-    def find_users(self, query: str) -> list[dict[str, Any]]:
+    def find_users(self, query: str) -> list[UserRecord]:
         """Find people by name, handle or job title.
 
         Args:
@@ -461,10 +530,11 @@ class TeamChat(Environment):
         q = query.strip().lower().lstrip("@")
         if not q:
             raise ToolError("query must not be empty")
-        return [{**u.model_dump(),
-                 "workspaces": [{"workspace_id": w.id, "workspace": w.name,
-                                 "role": w.members[u.id]}
-                                for w in self.state.workspaces.values() if u.id in w.members]}
+        return [UserRecord(**u.model_dump(),
+                           workspaces=[{"workspace_id": w.id, "workspace": w.name,
+                                        "role": w.members[u.id]}
+                                       for w in self.state.workspaces.values()
+                                       if u.id in w.members])
                 for u in self.state.users.values()
                 if q in u.name.lower() or q in u.handle or q in u.title.lower()]
 
@@ -472,7 +542,7 @@ class TeamChat(Environment):
 
     @tool(write=True)
     def post_message(self, channel_id: str, text: str,
-                     thread_id: str | None = None) -> dict[str, Any]:
+                     thread_id: str | None = None) -> MessageView:
         """Post a message in a channel, or reply in a thread.
 
         Args:
@@ -502,7 +572,7 @@ class TeamChat(Environment):
         return self._message_view(msg)
 
     @tool(write=True)
-    def edit_message(self, message_id: str, text: str) -> dict[str, Any]:
+    def edit_message(self, message_id: str, text: str) -> MessageView:
         """Replace the text of one of your own messages.
 
         Args:
@@ -527,7 +597,7 @@ class TeamChat(Environment):
         return self._message_view(msg)
 
     @tool(write=True)
-    def add_reaction(self, message_id: str, emoji: str) -> dict[str, Any]:
+    def add_reaction(self, message_id: str, emoji: str) -> Reactions:
         """React to a message with an emoji.
 
         Args:
@@ -551,7 +621,7 @@ class TeamChat(Environment):
         return {"message_id": msg.id, "reactions": msg.reactions}
 
     @tool(write=True)
-    def pin_message(self, message_id: str) -> dict[str, Any]:
+    def pin_message(self, message_id: str) -> MessageView:
         """Pin a message to its channel (at most 10 pins per channel).
 
         Args:
@@ -572,7 +642,7 @@ class TeamChat(Environment):
 
     @tool(write=True)
     def create_channel(self, workspace_id: str, name: str, is_private: bool = False,
-                       topic: str = "") -> dict[str, Any]:
+                       topic: str = "") -> ChannelSummary:
         """Create a channel in a workspace; you become its first member.
 
         Args:
@@ -607,7 +677,7 @@ class TeamChat(Environment):
         return self._channel_summary(channel)
 
     @tool(write=True)
-    def join_channel(self, channel_id: str) -> dict[str, Any]:
+    def join_channel(self, channel_id: str) -> ChannelSummary:
         """Join a public channel.
 
         Args:
@@ -627,7 +697,7 @@ class TeamChat(Environment):
         return self._channel_summary(channel)
 
     @tool(write=True)
-    def invite_to_channel(self, channel_id: str, user_ids: list[str]) -> dict[str, Any]:
+    def invite_to_channel(self, channel_id: str, user_ids: list[str]) -> Invited:
         """Add people to a channel you are a member of.
 
         Args:
@@ -655,7 +725,7 @@ class TeamChat(Environment):
                 "added": [self._user_name(u) for u in dict.fromkeys(user_ids)]}
 
     @tool(write=True)
-    def set_channel_topic(self, channel_id: str, topic: str) -> dict[str, Any]:
+    def set_channel_topic(self, channel_id: str, topic: str) -> ChannelSummary:
         """Set the topic line of a channel you are a member of.
 
         Args:
@@ -674,7 +744,7 @@ class TeamChat(Environment):
         return self._channel_summary(channel)
 
     @tool(write=True)
-    def archive_channel(self, channel_id: str) -> dict[str, Any]:
+    def archive_channel(self, channel_id: str) -> ChannelSummary:
         """Archive a channel (read-only afterwards); creator or workspace admins only.
 
         Args:
