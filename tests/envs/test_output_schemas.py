@@ -7,10 +7,14 @@ shows up here.
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, tool
+from envs.pool import pool_classes
 
 
 class Item(BaseModel):
@@ -137,3 +141,46 @@ def test_recursive_model_keeps_its_defs() -> None:
 
 def test_description_of_the_tool_is_unchanged_by_returns_section() -> None:
     assert SPECS["item"].description == "One item.\n\nReturns:\nThe first item\non the shelf."
+
+
+def _untyped_nodes(node: object, path: str = "") -> list[str]:
+    """Paths of schema nodes that say nothing about their value: `{}` (any) or an object
+    with neither properties nor a typed `additionalProperties`."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if node == {} or (node.get("type") == "object" and "properties" not in node
+                          and not isinstance(node.get("additionalProperties"), dict)):
+            found.append(path or "/")
+        for key, value in node.items():
+            if key not in ("default", "enum", "const", "examples"):
+                found += _untyped_nodes(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _untyped_nodes(value, f"{path}/{i}")
+    return found
+
+
+@pytest.mark.parametrize("env_name", sorted(pool_classes()))
+def test_every_pool_tool_has_a_typed_output_schema(env_name: str) -> None:
+    for spec in pool_classes()[env_name].tool_specs():
+        schema = spec.output_schema
+        assert schema is not None, spec.name
+        assert "properties" in schema or "items" in schema or schema.get("type") in (
+            "string", "integer", "number", "boolean"), (spec.name, schema)
+        assert _untyped_nodes(schema) == [], (spec.name, _untyped_nodes(schema))
+        assert "$ref" not in json.dumps(schema), spec.name  # inlined: the graph reads it
+
+
+def test_pool_result_schema_names_the_fields_a_tool_returns() -> None:
+    """Hand-checked against BankLedger.get_statement's code: the keys it returns, and
+    the nested transaction view."""
+    specs = {s.name: s for s in pool_classes()["bank_ledger"].tool_specs()}
+    schema = specs["get_statement"].output_schema
+    assert schema is not None
+    assert list(schema["properties"]) == ["account_id", "month", "opening_balance",
+                                          "closing_balance", "total_in", "total_out",
+                                          "transactions"]
+    tx = schema["properties"]["transactions"]["items"]
+    assert tx["properties"]["amount"] == {
+        "type": "number", "description": "Signed dollars: credits positive, debits negative"}
+    assert set(tx["required"]) == set(tx["properties"])
