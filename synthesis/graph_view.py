@@ -110,9 +110,9 @@ def render_html(graph: ToolGraph, tool_ids: Iterable[str], *, title: str = "tool
              '<path d="M 0 0 L 10 5 L 0 10 z" fill="#666"/></marker></defs>']
     for a, b in edges:
         (x1, y1), (x2, y2) = xy(a), xy(b)
-        cross = graph.env_of(a) != graph.env_of(b)
+        crossing = graph.env_of(a) != graph.env_of(b)
         score = float(graph.g.edges[a, b].get("score") or 0.5)
-        dash = ' stroke-dasharray="5,4"' if cross else ""
+        dash = ' stroke-dasharray="5,4"' if crossing else ""
         parts.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#888" '
             f'stroke-width="{0.6 + 2 * max(score - 0.5, 0):.2f}"{dash} '
