@@ -43,7 +43,8 @@ class Tau2Environment(Environment):
     def tool_specs(cls) -> list[ToolSpec]:
         """The release's own tool objects (`envs.tau2.tool_objects`), in its order: what
         a model is shown is the benchmark's text, never our docstrings. `write` (whether
-        a call runs atomically) is ours."""
+        a call runs atomically) and `output_schema` (the result's shape, from our return
+        annotation: metadata for the tool graph, never sent to a model) are ours."""
         ours = {name: bound.spec for name, bound in cls._tools.items()}
         functions = [o["function"] for o in official_tools(cls.toolkit)]
         offered = [f["name"] for f in functions]
@@ -52,7 +53,8 @@ class Tau2Environment(Environment):
                              f"{sorted(set(offered) - set(ours))} are not implemented, "
                              f"{sorted(set(ours) - set(offered))} are not the release's")
         return [ToolSpec(name=f["name"], description=f["description"],
-                         parameters=f["parameters"], write=ours[f["name"]].write)
+                         parameters=f["parameters"], write=ours[f["name"]].write,
+                         output_schema=ours[f["name"]].output_schema)
                 for f in functions]
 
     @classmethod

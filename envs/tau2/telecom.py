@@ -176,12 +176,42 @@ class TelecomDB(_Record):
     devices: list[Device] = Field(default_factory=list)
 
 
+class LineChange(BaseModel):
+    """What `suspend_line` and `resume_line` return."""
+
+    message: str = Field(description="What was done, in upstream's words")
+    line: Line = Field(description="The line as it is after the change")
+
+
+class DataUsage(BaseModel):
+    """What `get_data_usage` returns; upstream prints every number (and the date) as a
+    string here, since they sit directly in the dict it walks."""
+
+    line_id: str = Field(description="The line asked about")
+    data_used_gb: str = Field(description="Mobile data used this billing cycle, in GB")
+    data_limit_gb: str = Field(description="The line plan's monthly data allowance, in GB")
+    data_refueling_gb: str = Field(description="Extra data added this cycle, in GB")
+    cycle_end_date: str = Field(description="Last day of the billing cycle, YYYY-MM-DD")
+
+
+class DataRefuel(BaseModel):
+    """What `refuel_data` returns (numbers as strings, as upstream prints them)."""
+
+    message: str = Field(description="What was added and what it cost")
+    new_data_refueling_gb: str = Field(description="The line's extra data this cycle "
+                                                   "after the refuel, in GB")
+    charge: str = Field(description="The amount charged to the customer's next bill, "
+                                    "in USD")
+
+
 def upstream_result(value: dict[str, Any] | list[Any] | BaseModel) -> Any:
     """A tool's return value as upstream's tool message carries it, parsed back.
 
     Upstream dumps a model whole (Python mode), but walks dicts and lists itself and
     turns each number or bool it meets there into a string; the result is then JSON
     encoded with `default=str`, so datetimes inside models print with a space.
+    The tools' return annotations name the shape this JSON has (the model dumped, or
+    `LineChange`/`DataUsage`/`DataRefuel` for the dicts), for their output schemas.
     """
 
     def walk(item: Any) -> Any:
@@ -316,7 +346,7 @@ class TelecomAgent(Tau2Environment):
     # -- customer lookup ---------------------------------------------------------------
 
     @tool
-    def get_customer_by_phone(self, phone_number: str) -> dict[str, Any]:
+    def get_customer_by_phone(self, phone_number: str) -> Customer:
         """Find the customer whose contact number, or one of whose lines, has this phone
         number. Returns the customer's profile, line ids and bill ids.
 
@@ -326,7 +356,7 @@ class TelecomAgent(Tau2Environment):
         return upstream_result(self._customer_by_phone(phone_number))
 
     @tool
-    def get_customer_by_id(self, customer_id: str) -> dict[str, Any]:
+    def get_customer_by_id(self, customer_id: str) -> Customer:
         """Get a customer's profile (contact details, account status, payment methods,
         line ids, bill ids) by customer id.
 
@@ -336,7 +366,7 @@ class TelecomAgent(Tau2Environment):
         return upstream_result(self._customer(customer_id))
 
     @tool
-    def get_customer_by_name(self, full_name: str, dob: str) -> list[Any]:
+    def get_customer_by_name(self, full_name: str, dob: str) -> list[Customer]:
         """Find customers by full name (any letter case) and date of birth. Returns every
         match, possibly none.
 
@@ -350,7 +380,7 @@ class TelecomAgent(Tau2Environment):
         return upstream_result(matches)
 
     @tool
-    def get_details_by_id(self, id: str) -> dict[str, Any]:
+    def get_details_by_id(self, id: str) -> Line | Device | Bill | Customer | Plan:
         """Get the full record behind an id: a line (L...), device (D...), bill (B...),
         customer (C...) or plan (P...).
 
@@ -367,7 +397,7 @@ class TelecomAgent(Tau2Environment):
     # -- lines -------------------------------------------------------------------------
 
     @tool(write=True)
-    def suspend_line(self, customer_id: str, line_id: str, reason: str) -> dict[str, Any]:
+    def suspend_line(self, customer_id: str, line_id: str, reason: str) -> LineChange:
         """Suspend an active line (for at most 6 months; a $5/month holding fee applies).
         Returns the updated line.
 
@@ -387,7 +417,7 @@ class TelecomAgent(Tau2Environment):
         })
 
     @tool(write=True)
-    def resume_line(self, customer_id: str, line_id: str) -> dict[str, Any]:
+    def resume_line(self, customer_id: str, line_id: str) -> LineChange:
         """Reactivate a suspended line (or one pending activation). Returns the updated
         line.
 
@@ -403,7 +433,7 @@ class TelecomAgent(Tau2Environment):
         return upstream_result({"message": "Line resumed successfully", "line": line})
 
     @tool
-    def get_data_usage(self, customer_id: str, line_id: str) -> dict[str, Any]:
+    def get_data_usage(self, customer_id: str, line_id: str) -> DataUsage:
         """Get a line's mobile data this billing cycle: data used, the plan's limit, extra
         data refuelled, and the cycle's end date.
 
@@ -450,7 +480,7 @@ class TelecomAgent(Tau2Environment):
         return "Roaming disabled successfully"
 
     @tool(write=True)
-    def refuel_data(self, customer_id: str, line_id: str, gb_amount: float) -> dict[str, Any]:
+    def refuel_data(self, customer_id: str, line_id: str, gb_amount: float) -> DataRefuel:
         """Add extra data to a line for this billing cycle. The plan's price per GB is
         charged to the customer's next bill.
 
@@ -478,7 +508,7 @@ class TelecomAgent(Tau2Environment):
     # -- billing -----------------------------------------------------------------------
 
     @tool
-    def get_bills_for_customer(self, customer_id: str, limit: int = 12) -> list[Any]:
+    def get_bills_for_customer(self, customer_id: str, limit: int = 12) -> list[Bill]:
         """List a customer's bills with their line items and status, newest issue date
         first.
 
