@@ -74,7 +74,7 @@ def use_vitabench_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
 #: the MCP-Atlas snapshot (10 sample tasks, the server template, upstream's data/)
 MCP_ATLAS_DATA = SHARED_DATA / "mcp_atlas"
 HAVE_MCP_ATLAS = (MCP_ATLAS_DATA / "sample_tasks.csv").is_file()
-#: files of the pinned upstream commit kept as fixtures (score_claims.py, ...)
+#: fixtures from the pinned upstream commit: recorded outputs of its code, its requests
 MCP_ATLAS_OFFICIAL = Path(__file__).resolve().parent / "data" / "mcp_atlas" / "official"
 
 needs_mcp_atlas = pytest.mark.skipif(
@@ -84,16 +84,17 @@ needs_mcp_atlas = pytest.mark.skipif(
 @pytest.fixture
 def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """For one test: `MCP_ATLAS_DATA_DIR` at the shared snapshot, `MCP_ATLAS_SOURCE_DIR`
-    at the official fixtures, `MCP_ATLAS_TASKS` at the sample CSV, and an empty download
-    cache. The servers `make install-mcp-atlas` installed stay where they are:
-    `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value or default before the cache
-    moves. Pair with `needs_mcp_atlas`."""
+    at a stand-in source folder written from the recorded fixtures, `MCP_ATLAS_TASKS` at
+    the sample CSV, and an empty download cache. The servers `make install-mcp-atlas`
+    installed stay where they are: `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value
+    or default before the cache moves. Pair with `needs_mcp_atlas`."""
     from tasks._mcp_atlas.release import cache_root
+    from tests.tasks.mcp_atlas.official import write_release_source
 
     monkeypatch.setenv("MCP_ATLAS_SERVERS_DIR",
                        os.environ.get("MCP_ATLAS_SERVERS_DIR") or str(cache_root() / "servers"))
     monkeypatch.setenv("MCP_ATLAS_DATA_DIR", str(MCP_ATLAS_DATA))
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_OFFICIAL / "source"))
+    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(write_release_source(tmp_path / "source")))
     monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
     yield MCP_ATLAS_DATA

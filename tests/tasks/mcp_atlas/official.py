@@ -1,73 +1,117 @@
-"""Upstream's scorer, run for expected values: `score_claims.py` of the fixture release.
+"""Upstream's outputs, recorded, and the test doubles that stand where upstream's judge was.
 
-The file's heavy imports (matplotlib, nest_asyncio, ...) are not needed for what the tests
-call, so the named top-level definitions are taken out with `ast` and executed in a
-namespace holding only what they use. `AsyncLiteLLMClient`'s tenacity retry keeps its 8
-attempts, with the 60–120 s waits between them replaced by none.
+`recorded(name)` reads `tests/data/mcp_atlas/official/recorded/<name>.json`: what the
+official code of the pinned commit returned (claims it extracted, prompts it rendered,
+scores and requests of a scripted judging run, its tables), recorded once; see that
+folder's README. No upstream code is kept in the repository.
+
+The product reads a few literals of upstream's files at run time (the judge prompt's
+f-string, the schema, the response cut-off, TOOL_NAME_MAPPINGS, CACHEABLE_SERVERS), so
+`write_release_source` writes, from the recorded values, a stand-in source folder holding
+just those assignments, laid out like the repository, for `MCP_ATLAS_SOURCE_DIR`.
 
 `JudgeServer` is a local chat-completions endpoint answering each claim's requests from a
-script (the claim is found in the prompt), for upstream's aiohttp client and Inspect's
-openai-api provider alike; it records every request body.
+script (the claim is found in the prompt), for upstream's aiohttp client (when recording)
+and Inspect's openai-api provider alike; it records every request body.
 """
 
 from __future__ import annotations
 
 import ast
-import asyncio
+import hashlib
 import json
-import logging
-import os
-import random
-import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 
 from tests.shared_data import MCP_ATLAS_OFFICIAL
 
-SCORE_CLAIMS = MCP_ATLAS_OFFICIAL / "source" / "services" / "scoring" / "score_claims.py"
+RECORDED = MCP_ATLAS_OFFICIAL / "recorded"
+SCORER_FILE = "services/scoring/score_claims.py"
+ENVIRONMENT_MAIN = "services/agent-environment/src/agent_environment/main.py"
 
 
-def upstream(*names: str) -> dict[str, Any]:
-    """A namespace with upstream's top-level functions/classes `names` defined in it."""
-    import typing
-
-    tree = ast.parse(SCORE_CLAIMS.read_text(encoding="utf-8"))
-    chosen = [node for node in tree.body
-              if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-              and node.name in names]
-    missing = set(names) - {node.name for node in chosen}
-    assert not missing, f"{SCORE_CLAIMS} lacks {missing}"
-    namespace: dict[str, Any] = {"re": re, "json": json, "ast": ast, "asyncio": asyncio,
-                                 "logging": logging, "os": os, "random": random,
-                                 "dataclass": dataclass, **{n: getattr(typing, n) for n in
-                                                            ("List", "Dict", "Any", "Optional")}}
-    if "AsyncLiteLLMClient" in names:
-        import aiohttp
-        import tenacity
-
-        namespace.update(aiohttp=aiohttp, retry=tenacity.retry,
-                         stop_after_attempt=tenacity.stop_after_attempt,
-                         wait_random_exponential=lambda **_: tenacity.wait_none())
-    if "evaluate_dataframe_async" in names:
-        import pandas
-        from tqdm import tqdm
-
-        namespace.update(pd=pandas, tqdm=tqdm)
-    exec(compile(ast.Module(body=chosen, type_ignores=[]), str(SCORE_CLAIMS), "exec"),
-         namespace)
-    return namespace
+@cache
+def _load(name: str) -> str:
+    return (RECORDED / f"{name}.json").read_text(encoding="utf-8")
 
 
-def upstream_prompt(claim: str, response: str) -> str:
-    """`CoverageEvaluator._get_single_claim_evaluation_prompt`, run."""
-    evaluator = upstream("CoverageEvaluator")["CoverageEvaluator"]
-    return evaluator._get_single_claim_evaluation_prompt(None, claim, response)
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded file (`claims`, `judge`, `scoring`, `tables`), as a fresh copy."""
+    value: dict[str, Any] = json.loads(_load(name))
+    return value
+
+
+def digest(value: Any) -> str:
+    """sha256 of `value`'s JSON, as the recording hashed claims and prompts."""
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode()).hexdigest()
+
+
+def normalised_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a chat-completions body whose prompt, if over 4,096 characters, is replaced
+    by its sha256 and length (as the recording keeps the 500,000-character one)."""
+    body = json.loads(json.dumps(body))
+    content = body["messages"][0]["content"]
+    if len(content) > 4096:
+        body["messages"][0]["content"] = f"sha256:{digest(content)} ({len(content)} chars)"
+    return body
+
+
+def _field(name: str) -> ast.FormattedValue:
+    return ast.FormattedValue(value=ast.Name(id=name), conversion=-1, format_spec=None)
+
+
+def _prompt_fstring(judge: dict[str, Any]) -> ast.JoinedStr:
+    """The recorded prompt template (rendered with two marks) as the f-string it came from."""
+    values: list[ast.expr] = []
+    for n, piece in enumerate(judge["template"].split(judge["claim_mark"])):
+        if n:
+            values.append(_field("claim"))
+        for m, text in enumerate(piece.split(judge["response_mark"])):
+            if m:
+                values.append(_field("response"))
+            if text:
+                values.append(ast.Constant(value=text))
+    return ast.JoinedStr(values=values)
+
+
+def scorer_source() -> str:
+    """A stand-in `score_claims.py`: the definitions the product reads, from the recording."""
+    judge = recorded("judge")
+    return (
+        "class CoverageEvaluator:\n"
+        "    def _get_single_claim_evaluation_prompt(self, claim, response):\n"
+        f"        return {ast.unparse(_prompt_fstring(judge))}\n\n\n"
+        "def get_single_claim_evaluation_schema():\n"
+        f"    return {judge['schema']!r}\n\n\n"
+        "async def evaluate_dataframe_async(response):\n"
+        f"    MAX_RESPONSE_CHARS = {judge['max_response_chars']!r}\n"
+        f"    response = response[:MAX_RESPONSE_CHARS] + {judge['truncation_suffix']!r}\n"
+        "    return response\n")
+
+
+def environment_source() -> str:
+    """A stand-in agent-environment `main.py`: its two tables, from the recording."""
+    tables = recorded("tables")
+    servers = ", ".join(map(repr, tables["CACHEABLE_SERVERS"]))
+    return (f"TOOL_NAME_MAPPINGS = {tables['TOOL_NAME_MAPPINGS']!r}\n"
+            f"CACHEABLE_SERVERS = {{{servers}}}\n")
+
+
+def write_release_source(root: Path) -> Path:
+    """The stand-in source folder at `root`, laid out like the repository; returns `root`."""
+    for relative, text in ((SCORER_FILE, scorer_source()),
+                           (ENVIRONMENT_MAIN, environment_source())):
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
 
 
 class JudgeServer:
@@ -126,23 +170,6 @@ class JudgeServer:
         finally:
             http.shutdown()
             http.server_close()
-
-
-async def upstream_rows(rows: list[dict[str, Any]], base_url: str) -> list[dict[str, Any]]:
-    """Upstream's `evaluate_dataframe_async` on rows of `GTFA_CLAIMS` and `response`, with
-    its own client against `base_url`: each row's `coverage_score` and details."""
-    import pandas
-
-    ns = upstream("EvaluatorConfig", "clean_claim_text", "extract_claims",
-                  "get_single_claim_evaluation_schema", "AsyncLiteLLMClient",
-                  "CoverageEvaluator", "evaluate_dataframe_async")
-    config = ns["EvaluatorConfig"](model_name="judge-x", api_key="key", base_url=base_url,
-                                   request_delay=0.0)
-    evaluator = ns["CoverageEvaluator"](ns["AsyncLiteLLMClient"](config), config)
-    scored = await ns["evaluate_dataframe_async"](pandas.DataFrame(rows), evaluator, "m")
-    return [{"coverage_score": None if pandas.isna(c) else c, **json.loads(d)}
-            for c, d in zip(scored["coverage_score"], scored["coverage_details_json"],
-                            strict=True)]
 
 
 class ScriptedJudge:

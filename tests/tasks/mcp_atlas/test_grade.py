@@ -11,18 +11,24 @@ from typing import Any
 import pytest
 
 from tasks._mcp_atlas.grade import grade_file
-from tests.shared_data import MCP_ATLAS_OFFICIAL, needs_mcp_atlas
-from tests.tasks.mcp_atlas.official import ScriptedJudge, upstream, verdict
+from tests.shared_data import needs_mcp_atlas
+from tests.tasks.mcp_atlas.official import (
+    ScriptedJudge,
+    digest,
+    recorded,
+    verdict,
+    write_release_source,
+)
 
 TASKS = {"t1": "['The answer is forty-two.', 'The tool was a calculator.']",
          "t2": "['Paris is the capital of France.']"}
-UPSTREAM_EXTRACT = upstream("clean_claim_text", "extract_claims")["extract_claims"]
 
 
 @pytest.fixture(autouse=True)
-def official_source(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_OFFICIAL / "source"))
-    return MCP_ATLAS_OFFICIAL / "source"
+def official_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    source = write_release_source(tmp_path / "source")
+    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(source))
+    return source
 
 
 def judge() -> ScriptedJudge:
@@ -62,7 +68,8 @@ def test_grade_file_in_order(tmp_path: Path) -> None:
     assert summary(results) == EXPECTED
     assert [json.loads(line) for line in out.read_text().splitlines()] == results
     first = results[0]
-    assert [v["claim"] for v in first["verdicts"]] == UPSTREAM_EXTRACT(TASKS["t1"])
+    assert [v["claim"] for v in first["verdicts"]] == ["The answer is forty-two.",
+                                                      "The tool was a calculator."]
     assert first["judge"] == "mockllm/model"
     assert first["total_claims"] == 2 and first["mcp_atlas_commit"].startswith("5b6220c")
     assert len(scripted.prompts) == 2 + 1 + 1  # t1, t2, t2 judged; the rest skipped
@@ -121,6 +128,9 @@ def test_claims_come_from_the_dataset(tmp_path: Path, use_mcp_atlas_data: Path,
     source.write_text(json.dumps({"task_id": row["TASK"], "response": "RIGHT"}) + "\n",
                       encoding="utf-8")
     results = asyncio.run(grade_file(source, judge().model))  # no `out`: stdout
-    assert [v["claim"] for v in results[0]["verdicts"]] == UPSTREAM_EXTRACT(row["GTFA_CLAIMS"])
+    claims = [v["claim"] for v in results[0]["verdicts"]]
+    # upstream's claims for the task, recorded as count and sha256
+    expected = recorded("claims")["sample_tasks"][row["TASK"]]
+    assert {"count": len(claims), "sha256": digest(claims)} == expected
     assert results[0]["coverage"] == 1.0
     assert json.loads(capsys.readouterr().out) == results[0]

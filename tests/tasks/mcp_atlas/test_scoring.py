@@ -1,6 +1,7 @@
-"""Claim-coverage scoring: ours against upstream's `score_claims.py`, run on the same judge
-replies (a local endpoint both clients call), the request each sends, negative controls,
-and the Inspect scorer end to end."""
+"""Claim-coverage scoring: ours against upstream's `score_claims.py` on the same judge
+replies (a local endpoint; upstream's scores, calls and requests were recorded against it
+with this module's ROWS), the request each sends, negative controls, and the Inspect
+scorer end to end."""
 
 from __future__ import annotations
 
@@ -28,12 +29,15 @@ from tasks._mcp_atlas.scoring import (
     mcp_atlas_scorer,
     score_response,
 )
-from tests.shared_data import MCP_ATLAS_OFFICIAL, needs_mcp_atlas
-from tests.tasks.mcp_atlas.official import JudgeServer, ScriptedJudge, upstream_rows, verdict
-
-pytest.importorskip("aiohttp")
-pytest.importorskip("tenacity")
-pytest.importorskip("pandas")
+from tests.shared_data import needs_mcp_atlas
+from tests.tasks.mcp_atlas.official import (
+    JudgeServer,
+    ScriptedJudge,
+    normalised_request,
+    recorded,
+    verdict,
+    write_release_source,
+)
 
 GARBAGE = "this is not JSON"
 FENCED = "```json\n" + verdict("fulfilled") + "\n```"
@@ -85,9 +89,10 @@ ROWS: list[tuple[str, str, dict[str, list[str]]]] = [
 
 
 @pytest.fixture
-def official_source(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_OFFICIAL / "source"))
-    return MCP_ATLAS_OFFICIAL / "source"
+def official_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    source = write_release_source(tmp_path / "source")
+    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(source))
+    return source
 
 
 def script() -> dict[str, list[str]]:
@@ -105,12 +110,6 @@ def run_ours(base_url: str) -> list[Coverage]:
     return asyncio.run(score_all())
 
 
-def run_upstream(base_url: str) -> list[dict[str, Any]]:
-    rows = [{"TASK": f"t{i}", "GTFA_CLAIMS": blob, "response": response}
-            for i, (blob, response, _) in enumerate(ROWS)]
-    return asyncio.run(upstream_rows(rows, base_url))
-
-
 def by_prompt(requests: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
     for body in requests:
@@ -119,11 +118,11 @@ def by_prompt(requests: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
 
 
 def test_scores_and_requests_equal_upstreams(official_source: Path) -> None:
-    ours_server, upstream_server = JudgeServer(script()), JudgeServer(script())
+    upstream = recorded("scoring")  # upstream's run against JudgeServer(script())
+    ours_server = JudgeServer(script())
     with ours_server.running() as url:
         ours = run_ours(url)
-    with upstream_server.running() as url:
-        theirs = run_upstream(url)
+    theirs = upstream["rows"]
 
     assert [o.coverage for o in ours] == [t["coverage_score"] for t in theirs] == [
         0.5, 0.5, None, None, None, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, None, 0.0, 0.333]
@@ -146,20 +145,23 @@ def test_scores_and_requests_equal_upstreams(official_source: Path) -> None:
     assert retried[1].confidence == 0.1
 
     # the same calls per claim, and the same prompts
-    for claim in script():
-        assert ours_server.calls(claim) == upstream_server.calls(claim), claim
+    assert {claim: ours_server.calls(claim) for claim in script()} == upstream["calls"]
     assert ours_server.calls("Retried claim two.") == 8
-    ours_sent, theirs_sent = by_prompt(ours_server.requests), by_prompt(upstream_server.requests)
-    assert ours_sent.keys() == theirs_sent.keys()
+    ours_sent = by_prompt(ours_server.requests)
     assert any(p.count("z") == 500_000 and "[TRUNCATED" in p for p in ours_sent)
+    # the first request for each prompt (a prompt over 4,096 characters kept as its hash)
+    theirs_sent = {body["messages"][0]["content"]: body
+                   for body in upstream["first_request_per_prompt"]}
+    ours_first = {(n := normalised_request(bodies[0]))["messages"][0]["content"]: n
+                  for bodies in ours_sent.values()}
+    assert ours_first.keys() == theirs_sent.keys()
     # each request: one user message, temperature 0, the schema under `claim_evaluation`;
     # Inspect's openai provider adds `description` and `strict` (both null) beside them
-    for prompt, bodies in ours_sent.items():
-        (mine, *_), (upstreams, *_) = bodies, theirs_sent[prompt]
+    for prompt, mine in ours_first.items():
         schema = mine["response_format"]["json_schema"]
         assert {k: schema.pop(k) for k in ("description", "strict")} == {
             "description": None, "strict": None}
-        assert mine == upstreams
+        assert mine == theirs_sent[prompt]
 
 
 def test_empty_answer_scores_zero_unjudged(official_source: Path) -> None:
@@ -206,7 +208,7 @@ TOOLS = ["calculator_calculate", "filesystem_read_file"]
 
 
 @solver
-def recorded(episodes: dict[str, dict[str, Any]]) -> Solver:
+def replayed(episodes: dict[str, dict[str, Any]]) -> Solver:
     """Puts the sample's episode (EpisodeProgress fields) in the store, as the MCP-Atlas
     solver leaves it. (An EpisodeProgress made outside a sample would write to one
     store shared by all.)"""
@@ -241,7 +243,7 @@ def test_scorer_in_an_eval(tmp_path: Path, use_mcp_atlas_data: Path) -> None:
         "required_servers": ["calculator"]}) for i in episodes]
     judge = ScriptedJudge(lambda prompt: "[]" if "Array judged claim." in prompt
                           else verdict("fulfilled"))
-    (log,) = inspect_eval(Task(dataset=samples, solver=recorded(episodes),
+    (log,) = inspect_eval(Task(dataset=samples, solver=replayed(episodes),
                                scorer=mcp_atlas_scorer()),
                           model=get_model("mockllm/model"),
                           model_roles={"judge": judge.model}, log_dir=str(tmp_path),

@@ -3,7 +3,6 @@ hand-made run, and the sample tasks' reference runs (which show none)."""
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -22,24 +21,18 @@ from tasks._mcp_atlas.taxonomy import (
     TOOL_CALL_MODES,
     diagnose,
 )
-from tests.shared_data import MCP_ATLAS_OFFICIAL, needs_mcp_atlas
+from tests.shared_data import needs_mcp_atlas
+from tests.tasks.mcp_atlas.official import recorded
 
-TAXONOMY = MCP_ATLAS_OFFICIAL / "source" / "services" / "diagnostics" / "mcp_failure_taxonomy.py"
 SERVERS = ["calculator", "filesystem", "git", "memory", "wikipedia", "mcp-server-code-runner"]
 ENABLED = ["calculator_calculate", "filesystem_read_file", "filesystem_list_directory",
            "wikipedia_search_wikipedia"]
 
 
 def upstream_modes() -> dict[str, list[str]]:
-    """The keys of upstream's TOOL_CALL_MODES and COGNITIVE_MODES, in order."""
-    tree = ast.parse(TAXONOMY.read_text(encoding="utf-8"))
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("TOOL_CALL_MODES", "COGNITIVE_MODES"):
-                found[name] = list(ast.literal_eval(node.value))
-    return found
+    """The keys of upstream's TOOL_CALL_MODES and COGNITIVE_MODES, in order (recorded)."""
+    tables = recorded("tables")
+    return {name: list(tables[name]) for name in ("TOOL_CALL_MODES", "COGNITIVE_MODES")}
 
 
 def test_mode_names_are_upstreams() -> None:
