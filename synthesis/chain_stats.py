@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from synthesis.sampler import HasGraph, SamplerName, sample_chain, validate_chain
+from synthesis.sampler import ChainSampler, HasGraph, SamplerName
 
 
 class ChainStats(BaseModel):
@@ -38,7 +38,7 @@ def chain_stats(
     envs: Iterable[str] | None = None,
 ) -> ChainStats:
     """One chain per seed, summarised; seeds with no valid chain are counted, not hidden."""
-    env_filter = None if envs is None else sorted(envs)
+    chains = ChainSampler(graph, None if envs is None else sorted(envs))
     lengths: list[int] = []
     turns: list[int] = []
     env_counts: Counter[int] = Counter()
@@ -46,14 +46,14 @@ def chain_stats(
     valid = True
     for seed in seeds:
         try:
-            chain = sample_chain(graph, seed, sampler=sampler, max_nodes=max_nodes, envs=env_filter)
+            chain = chains.sample(seed, sampler=sampler, max_nodes=max_nodes)
         except ValueError:
             failed += 1
             continue
         lengths.append(len(chain.steps))
         turns.append(len(chain.turns))
         env_counts[len(chain.environments)] += 1
-        valid = valid and not validate_chain(graph, chain.steps)
+        valid = valid and not chains.validate(chain.steps)
     n = len(lengths)
     return ChainStats(
         sampler=sampler,

@@ -157,14 +157,10 @@ def unproducible_required_inputs(graph: HasGraph) -> list[str]:
     )
 
 
-def validate_chain(
-    graph: HasGraph, steps: Sequence[ChainStep], *, max_envs: int = MAX_ENVIRONMENTS
-) -> list[str]:
-    """Problems of a chain (empty = valid): unknown tools, env cap, unmet required inputs."""
-    idx = _index(graph)
-    problems: list[str] = []
+def _problems(idx: _Index, steps: Sequence[ChainStep], max_envs: int) -> list[str]:
     if not steps:
         return ["empty chain"]
+    problems: list[str] = []
     envs = list(dict.fromkeys(s.env for s in steps))
     if len(envs) > max_envs:
         problems.append(f"{len(envs)} environments, at most {max_envs}")
@@ -182,6 +178,13 @@ def validate_chain(
                 )
         earlier.append(tool)
     return problems
+
+
+def validate_chain(
+    graph: HasGraph, steps: Sequence[ChainStep], *, max_envs: int = MAX_ENVIRONMENTS
+) -> list[str]:
+    """Problems of a chain (empty = valid): unknown tools, env cap, unmet required inputs."""
+    return _problems(_index(graph), steps, max_envs)
 
 
 class _Sampler(ABC):
@@ -306,6 +309,42 @@ def split_turns(n_steps: int, rng: random.Random) -> list[list[int]]:
     return turns
 
 
+class ChainSampler:
+    """Samples and validates many chains over one graph, indexing it once.
+
+    The index is a snapshot: build a new ``ChainSampler`` after changing the graph (new edges,
+    new user-provided labels).
+    """
+
+    def __init__(self, graph: HasGraph, envs: Iterable[str] | None = None) -> None:
+        self.idx = _index(graph, envs)
+        self.full = self.idx if envs is None else _index(graph)
+
+    def validate(self, steps: Sequence[ChainStep], max_envs: int = MAX_ENVIRONMENTS) -> list[str]:
+        """``validate_chain`` against the whole graph."""
+        return _problems(self.full, steps, max_envs)
+
+    def sample(
+        self, seed: int, sampler: SamplerName = "topology", max_nodes: int = 10
+    ) -> ToolChain:
+        """See ``sample_chain``."""
+        idx = self.idx
+        if not idx.tools:
+            raise ValueError("the graph has no tools in the requested environments")
+        rng = random.Random(seed)
+        cls = _SAMPLERS[sampler]
+        for _ in range(MAX_ATTEMPTS):
+            kept = _keep_valid(idx, cls(idx, rng, max_nodes).run())
+            if kept:
+                steps = [ChainStep(env=idx.env[t], tool=idx.tool_name[t]) for t in kept]
+                turns = split_turns(len(steps), rng)
+                return ToolChain(seed=seed, sampler=sampler, steps=steps, turns=turns)
+        raise ValueError(
+            f"no valid chain in {MAX_ATTEMPTS} attempts (seed {seed}):"
+            " are user-provided inputs classified?"
+        )
+
+
 def sample_chain(
     graph: HasGraph,
     seed: int,
@@ -320,19 +359,6 @@ def sample_chain(
     survives, sampling is repeated from the same generator (up to 50 attempts), so the result
     still depends on the seed alone.
     ``envs`` restricts sampling to those environments (e.g. to leave held-out ones out).
+    For many chains over one graph, use ``ChainSampler`` (indexes the graph once).
     """
-    idx = _index(graph, envs)
-    if not idx.tools:
-        raise ValueError("the graph has no tools in the requested environments")
-    rng = random.Random(seed)
-    cls = _SAMPLERS[sampler]
-    for _ in range(MAX_ATTEMPTS):
-        kept = _keep_valid(idx, cls(idx, rng, max_nodes).run())
-        if kept:
-            steps = [ChainStep(env=idx.env[t], tool=idx.tool_name[t]) for t in kept]
-            turns = split_turns(len(steps), rng)
-            return ToolChain(seed=seed, sampler=sampler, steps=steps, turns=turns)
-    raise ValueError(
-        f"no valid chain in {MAX_ATTEMPTS} attempts (seed {seed}):"
-        " are user-provided inputs classified?"
-    )
+    return ChainSampler(graph, envs).sample(seed, sampler, max_nodes)
