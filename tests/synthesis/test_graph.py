@@ -257,3 +257,15 @@ def test_minilm_threshold_on_hand_labelled_pairs() -> None:
     fp = sum(1 for hit, label in linked if hit and not label)
     positives = sum(1 for _, label in linked if label)
     assert tp / positives >= 0.9 and tp / (tp + fp) >= 0.8
+
+
+def test_envfactory_format_servers_give_inputs_even_without_result_schemas() -> None:
+    from synthesis.graph import specs_from_envfactory_dir
+
+    fixtures = Path(__file__).resolve().parents[1] / "data" / "envfactory_format"
+    graph = build_graph(specs_from_envfactory_dir(fixtures), AxisEmbedder())
+    assert graph.tools() == ["NotesAPI-create_note", "NotesAPI-get_note", "NotesAPI-tag_note"]
+    assert graph.inputs("NotesAPI-tag_note") == ["NotesAPI-tag_note:in:note_id",
+                                                  "NotesAPI-tag_note:in:tags"]
+    assert graph.outputs("NotesAPI-create_note") == []  # the tools return a bare dict
+    assert graph.stats().edges_by_kind["Tool_Depend"] == 0
