@@ -83,3 +83,4 @@ bench-quick:
 	$(PYTHON) benchmarks/env_throughput.py --quick
 	$(PYTHON) benchmarks/vitabench_overhead.py --quick
 	$(PYTHON) benchmarks/mcp_atlas_servers.py --quick
+	$(PYTHON) benchmarks/querygen.py --quick
