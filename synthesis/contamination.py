@@ -159,7 +159,7 @@ def user_turns(trajectories: Iterable[Trajectory]) -> list[UserTurn]:
 def ngram_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
                 n: int = NGRAM) -> list[NearPair]:
     """Every user turn sharing at least one word n-gram with a prompt, paired with the
-    prompt it shares most with."""
+    prompt it shares most with; most shared first."""
     index: dict[tuple[str, ...], list[int]] = {}
     for j, p in enumerate(prompts):
         for g in set(_ngrams(normalise_words(p.text), n)):
@@ -176,7 +176,7 @@ def ngram_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
             pairs.append(NearPair(trajectory=t.trajectory, turn=t.turn, user=t.text,
                                   source=p.source, prompt_id=p.id, prompt=p.text,
                                   score=float(len(grams)), span=" ".join(grams[0])))
-    return pairs
+    return sorted(pairs, key=lambda p: -p.score)
 
 
 def embedding_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
