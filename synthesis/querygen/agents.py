@@ -25,8 +25,8 @@ from harness.trajectory import Call
 from synthesis.querygen import prompts
 from synthesis.querygen.prompts import parse_tags
 
-__all__ = ["AgentError", "ask", "filter_steps", "plan", "refine", "select", "write_query",
-           "write_state"]
+__all__ = ["AgentError", "ask", "filter_steps", "judge", "plan", "refine", "select",
+           "tags_only", "write_query", "write_state"]
 
 T = TypeVar("T")
 
@@ -39,8 +39,13 @@ class AgentError(Exception):
         self.agent, self.problem = agent, problem
 
 
+def tags_only(tags: dict[str, str]) -> dict[str, str]:
+    """`ask`'s check when the tags themselves are the answer."""
+    return tags
+
+
 async def ask(model: Model, agent: str, prompt: str, tags: list[str], retries: int,
-              check: Callable[[dict[str, str]], T] = lambda d: d) -> T:  # type: ignore[assignment,return-value]
+              check: Callable[[dict[str, str]], T]) -> T:
     """Ask `model`; parse `tags`; `check` turns them into the result or raises ValueError."""
     messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
     problem = ""
@@ -66,14 +71,15 @@ async def plan(model: Model, envs: list[str], capabilities: list[str],
     """(persona, scenario) for a chain: the planner sees tool descriptions, never names."""
     prompt = prompts.PLANNER.format(services=_services(envs),
                                     capabilities="\n".join(f"- {c}" for c in capabilities))
-    tags = await ask(model, "planner", prompt, ["persona", "scenario"], retries)
+    tags = await ask(model, "planner", prompt, ["persona", "scenario"], retries,
+                     tags_only)
     return tags["persona"], tags["scenario"]
 
 
 async def write_state(model: Model, env: str, scenario: str, default: dict[str, Any],
                       retries: int) -> dict[str, Any]:
     """An LLM-written state for `env`, validated by the env's own State model."""
-    cls = registry.get(env).factory
+    cls = type(registry.create(env))
     schema = json.dumps(cls.State.model_json_schema(), ensure_ascii=False)
     prompt = prompts.STATE_WRITER.format(env=env, scenario=scenario, schema=schema,
                                          default=json.dumps(default, ensure_ascii=False))
@@ -83,7 +89,7 @@ async def write_state(model: Model, env: str, scenario: str, default: dict[str, 
             data = json.loads(tags["state"])
         except json.JSONDecodeError as e:
             raise ValueError(f"<state> is not JSON ({e})") from None
-        return cls.load_state(data).model_dump(mode="json")  # type: ignore[attr-defined, no-any-return]
+        return cls.load_state(data).model_dump(mode="json")
 
     return await ask(model, f"state writer ({env})", prompt, ["state"], retries, valid)
 
@@ -93,7 +99,8 @@ async def write_query(model: Model, *, persona: str, scenario: str, history: str
     """(intent, query) for one turn."""
     prompt = prompts.QUERY.format(persona=persona, scenario=scenario, history=history or "(none)",
                                   state=json.dumps(state, ensure_ascii=False), tools=tools)
-    tags = await ask(model, "query generator", prompt, ["intent", "query"], retries)
+    tags = await ask(model, "query generator", prompt, ["intent", "query"], retries,
+                     tags_only)
     return tags["intent"], tags["query"]
 
 

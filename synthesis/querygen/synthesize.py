@@ -69,11 +69,13 @@ class _Reject(Exception):
         self.outcome = Rejected(reason=reason, detail=detail, turn=turn)
 
 
-def resolve_models(models: Mapping[str, Model] | None = None) -> dict[str, Model]:
-    """The model of each role: given ones first, else Inspect's role, else the active model."""
+def resolve_models(config: QueryGenConfig, models: Mapping[str, Model] | None = None
+                   ) -> dict[str, Model]:
+    """The model of each role the config needs: a given one, else Inspect's model for the
+    role (the eval's `model_roles`), else the active model."""
     given = dict(models or {})
-    return {role: given.get(role) or get_model(role=role, default=get_model())
-            for role in ROLES}
+    roles = ROLES if config.user_interaction else ("synth", "solver")
+    return {role: given.get(role) or get_model(role=role) for role in roles}
 
 
 async def synthesize(chain: ToolChain, config: QueryGenConfig, *, traj_id: str,
@@ -81,7 +83,7 @@ async def synthesize(chain: ToolChain, config: QueryGenConfig, *, traj_id: str,
     """Turn `chain` into a checked trajectory, or say why not (never raises for a bad
     model reply or a failed turn)."""
     try:
-        return await _synthesize(chain, config, traj_id, resolve_models(models))
+        return await _synthesize(chain, config, traj_id, resolve_models(config, models))
     except _Reject as r:
         return r.outcome
     except AgentError as e:
@@ -106,7 +108,8 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
     if config.initial_state == "llm":
         initial = {e: await agents.write_state(synth, e, scenario, initial[e], retries)
                    for e in envs}
-    state, history, transcript = initial, [], ""
+    state, transcript = initial, ""
+    history: list[ChatMessage] = []
     turns: list[Turn] = []
     rates: list[float] = []
     patterns: list[str] = []
@@ -163,7 +166,7 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
         transcript += _conversation(chosen.messages) + "\n"
     trajectory = Trajectory(
         id=traj_id, environments=envs, initial_state=initial, turns=turns, final_state=state,
-        provenance=Provenance(
+        provenance=Provenance.model_validate(dict(
             source="querygen", split=config.split, patterns=patterns,
             domain="+".join(sorted({getattr(registry.get(e).factory, "domain", "") or ""
                                     for e in envs})),
@@ -171,7 +174,7 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
             chain=chain.model_dump(mode="json"),
             models={r: str(m) for r, m in models.items()},
             accept_rate=sum(rates) / len(rates), turn_accept_rates=rates,
-            persona=persona, scenario=scenario, config=config.model_dump(mode="json")))
+            persona=persona, scenario=scenario, config=config.model_dump(mode="json"))))
     problems = check(trajectory)
     if problems:
         raise _Reject("check_failed", "; ".join(problems))
