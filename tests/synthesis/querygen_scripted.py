@@ -19,6 +19,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall
 
+from synthesis.querygen.prompts import USER_STOP
+
 PLUMBER = "Did the plumber send me an invoice?"
 PAYEE = ("I'm Priya Nair at the credit union. Add the plumber as a payee on my account, with the "
          "account holder name and bank details from the email.")
@@ -52,6 +54,12 @@ def synth(states: list[str] | None = None) -> Model:
             return output(f"<state>{next(written)}</state>")
         if "best solution" in prompt:
             return output("<choice>2</choice>")
+        if "Rewrite a user's message" in prompt:
+            message = prompt.partition("The message: ")[2].partition("\n\nReply")[0]
+            return output(f"<query>{message}</query><patterns>implicit_reference</patterns>")
+        if "For training data" in prompt:
+            masked = '{"1": ["query"]}' if "search_messages" in prompt else "{}"
+            return output(f"<keep>yes</keep><masked>{masked}</masked>")
         wanted = prompt.partition("exactly these operations")[2]
         if "email-search_messages" in wanted:
             return output(f"<intent>find the invoice</intent><query>{PLUMBER}</query>")
@@ -90,3 +98,19 @@ def solver(payee_names: Callable[[], str] | None = None) -> Model:
 
 def state_json(data: Any) -> str:
     return json.dumps(data)
+
+
+def user() -> Model:
+    """Opens with the message its prompt names, and is satisfied by the first answer."""
+
+    def respond(input: list[ChatMessage]) -> ModelOutput:
+        if len(input) == 2:
+            opening = input[0].text.partition("Start with exactly this message: ")[2]
+            return output(opening.partition("\n\n")[0])
+        return output(USER_STOP)
+
+    return model(respond)
+
+
+def judge() -> Model:
+    return model(lambda input: output("<verdict>pass</verdict><reason>all done</reason>"))

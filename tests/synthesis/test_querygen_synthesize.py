@@ -112,3 +112,22 @@ def test_kept_trajectory_scores_one_with_the_oracle(tmp_path: Path) -> None:
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     assert next(iter(sample.scores.values())).value["reward"] == 1.0  # type: ignore[index, union-attr]
+
+
+def test_rl_nonconv_masks_what_the_step_filter_names() -> None:
+    out = anyio.run(lambda: synthesize(CHAIN, preset("rl_nonconv"), traj_id="qg-3", models={
+        "synth": scripted.synth(), "solver": scripted.solver()}))
+    assert isinstance(out, Kept), out
+    masks = [[c.masked_arguments for c in t.gold_calls] for t in out.trajectory.turns]
+    assert masks == [[["query"], []], [[], []]]
+
+
+def test_sft_conv_talks_with_the_simulated_user_and_is_judged() -> None:
+    out = anyio.run(lambda: synthesize(CHAIN, preset("sft_conv"), traj_id="qg-4", models={
+        "synth": scripted.synth(), "solver": scripted.solver(), "user": scripted.user(),
+        "judge": scripted.judge()}))
+    assert isinstance(out, Kept), out
+    t = out.trajectory
+    assert [turn.user for turn in t.turns] == [scripted.PLUMBER, scripted.PAYEE]
+    assert t.provenance.patterns == ["implicit_reference"]
+    assert check(t) == []
