@@ -8,13 +8,17 @@ shows up here.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, tool
 from envs.pool import pool_classes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Item(BaseModel):
@@ -184,3 +188,27 @@ def test_pool_result_schema_names_the_fields_a_tool_returns() -> None:
     assert tx["properties"]["amount"] == {
         "type": "number", "description": "Signed dollars: credits positive, debits negative"}
     assert set(tx["required"]) == set(tx["properties"])
+
+
+def test_shipped_gold_results_match_their_output_schemas() -> None:
+    """Every successful gold call of the shipped EnvFactory tasks, replayed, returns a
+    value its tool's output schema accepts (annotations that lied would fail here, and
+    MCP clients validate structured results against these schemas)."""
+    classes = pool_classes()
+    validators = {(env, s.name): jsonschema.Draft202012Validator(s.output_schema or {})
+                  for env, cls in classes.items() for s in cls.tool_specs()}
+    checked: set[tuple[str, str]] = set()
+    for path in sorted((ROOT / "tasks" / "envfactory" / "data").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            task = json.loads(line)
+            envs = {e: classes[e](task["initial_state"][e]) for e in task["environments"]}
+            for turn in task["turns"]:
+                for call in turn["gold_calls"]:
+                    env = envs[call["env"]]
+                    result = env.call(call["name"], call["arguments"])
+                    if not result.ok:
+                        continue
+                    key = (call["env"], call["name"])
+                    validators[key].validate(result.content)
+                    checked.add(key)
+    assert len(checked) >= 150  # 160 of the 164 pool tools when written
