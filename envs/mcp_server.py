@@ -4,9 +4,13 @@ Every MCP session gets its own environment instance, created on the session's fi
 request from the configured start state, so two clients never see each other's
 writes. Besides the environment's tools the server offers `load_scenario(scenario)`
 and `save_scenario()`, the names EnvFactory-format clients use to set and read state.
-Tool errors come back as MCP tool errors (`isError`) whose text is the reason; a
-scenario that is not a valid state is refused with the fields named, and the session's
-state stays as it was. Over HTTP, `envs.mcp_guard` bounds and checks each request first.
+A tool whose result type is known publishes it as `outputSchema` and returns its
+result as `structuredContent` too (MCP structured tool output; a result that is not a
+JSON object is wrapped as `{"result": ...}`, as the SDK does); the text content is the
+same JSON either way. Tool errors come back as MCP tool errors (`isError`) whose text
+is the reason; a scenario that is not a valid state is refused with the fields named,
+and the session's state stays as it was. Over HTTP, `envs.mcp_guard` bounds and checks
+each request first.
 """
 
 from __future__ import annotations
@@ -50,9 +54,32 @@ def _error(text: str) -> types.CallToolResult:
                                 isError=True)
 
 
-def _ok(value: Any) -> types.CallToolResult:
+def _ok(value: Any, wrapped: bool | None = None) -> types.CallToolResult:
+    """A success; `wrapped` None: no structured content (the tool has no output schema),
+    False: the value is the structured content, True: it is `{"result": value}`."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+    structured = None if wrapped is None else {"result": value} if wrapped else value
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structuredContent=structured)
+
+
+def _output_schema(schema: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
+    """(MCP `outputSchema`, whether results are wrapped) for a tool's result schema.
+
+    MCP wants an object schema; anything else (a list, a string, an optional object) is
+    described as `{"result": <schema>}`, with a recursive schema's `$defs` kept at the top.
+    """
+    if schema is None:
+        return None, False
+    if schema.get("type") == "object":
+        return schema, False
+    inner = dict(schema)
+    defs = inner.pop("$defs", None)
+    wrapper: dict[str, Any] = {"type": "object", "properties": {"result": inner},
+                               "required": ["result"]}
+    if defs is not None:
+        wrapper["$defs"] = defs
+    return wrapper, True
 
 
 def build_server(
@@ -70,9 +97,11 @@ def build_server(
     probe = factory()
     if start_state is not None:
         probe.restore(start_state)
+    outputs = {s.name: _output_schema(s.output_schema) for s in probe.tools()}
     tools = [
         types.Tool(name=s.name, description=s.description,
                    inputSchema=inline_refs(s.parameters),
+                   outputSchema=outputs[s.name][0],
                    annotations=types.ToolAnnotations(readOnlyHint=not s.write))
         for s in probe.tools()
     ] + _SCENARIO_TOOLS
@@ -108,7 +137,10 @@ def build_server(
         if tool == SAVE_SCENARIO:
             return _ok(env.snapshot())
         result = env.call(tool, arguments)
-        return _ok(result.content) if result.ok else _error(result.error or "failed")
+        if not result.ok:
+            return _error(result.error or "failed")
+        schema, wrapped = outputs.get(tool, (None, False))
+        return _ok(result.content, None if schema is None else wrapped)
 
     return server
 
