@@ -216,9 +216,7 @@ class _Sampler(ABC):
                 continue
             self._insert_priors(node, depth=0)
             self.chain.append(node)  # priors never include the node: it is pending meanwhile
-            queue.extend(self._next(node))
-            if not queue:
-                queue.extend(self._same_env_fallback(node))
+            queue.extend(self._next(node) or self._same_env_fallback(node))
         return self.chain
 
     def _insert_priors(self, tool: str, depth: int) -> None:

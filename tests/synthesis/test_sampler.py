@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synthesis.chain import ChainStep, ToolChain
 from synthesis.chain_stats import chain_stats
+from synthesis.graph import ToolGraph
 from synthesis.sampler import (
     MAX_ENVIRONMENTS,
     sample_chain,
@@ -139,3 +142,10 @@ def test_chain_stats_on_the_shop_graph() -> None:
 def test_unproducible_required_inputs() -> None:
     # refund's ticket: required, not user-provided, nothing outputs it
     assert unproducible_required_inputs(shop()) == ["shop-refund:in:ticket"]
+
+
+def test_same_chain_from_a_saved_and_loaded_tool_graph(tmp_path: Path) -> None:
+    graph = ToolGraph(random_graph(7).g)
+    chains = [sample_chain(graph, seed) for seed in range(20)]
+    loaded = ToolGraph.load(graph.save(tmp_path / "graph.json"))
+    assert [sample_chain(loaded, seed) for seed in range(20)] == chains
