@@ -63,7 +63,8 @@ def _print(report: c.ContaminationReport, console: Console) -> None:
 
 
 def contamination(
-    data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL file(s).")],
+    data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL file(s).", exists=True,
+                                                dir_okay=False)],
     out: Annotated[Path | None, typer.Option(
         help="Folder for contamination.json and contamination.md.")] = None,
     drop_flagged: Annotated[Path | None, typer.Option(
