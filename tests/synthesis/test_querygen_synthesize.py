@@ -131,3 +131,36 @@ def test_sft_conv_talks_with_the_simulated_user_and_is_judged() -> None:
     assert [turn.user for turn in t.turns] == [scripted.PLUMBER, scripted.PAYEE]
     assert t.provenance.patterns == ["implicit_reference"]
     assert check(t) == []
+
+
+def test_solver_that_skips_the_chain_tools_is_rejected() -> None:
+    lazy = scripted.model(lambda input: scripted.output("Done."))
+    out = run(CHAIN, solver=lazy)
+    assert isinstance(out, Rejected)
+    assert (out.reason, out.turn) == ("no_candidate_passed", 0)
+
+
+def test_synthesize_runs_inside_an_inspect_sample(tmp_path: Path) -> None:
+    """The runner may run synthesis as an eval: rollouts then share the sample's context."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import Generate, TaskState, solver
+    from inspect_ai.util import store
+
+    @solver
+    def synth_solver():  # type: ignore[no-untyped-def]
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            store().set("mine", 1)
+            out = await synthesize(CHAIN, preset("sft_nonconv"), traj_id="qg-5", models={
+                "synth": scripted.synth(), "solver": scripted.solver()})
+            state.metadata["kept"] = isinstance(out, Kept)
+            state.metadata["store_kept"] = store().get("mine") == 1 and (
+                "EpisodeProgress:messages" not in store())
+            return state
+        return solve
+
+    (log,) = inspect_eval(Task(dataset=[Sample(input="go")], solver=synth_solver()),
+                          model="mockllm/model", log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    assert sample.metadata["kept"] and sample.metadata["store_kept"]
