@@ -9,6 +9,7 @@ from synthesis.graph_llm import (
     classify_user_provided,
     parse_labels,
     refine_edges,
+    resolve_model,
 )
 from tests.synthesis.graph_builders import Graph, shop
 
@@ -124,3 +125,10 @@ def test_orphan_audit_and_patch() -> None:
     assert audit_orphans(gr, auto_patch=True) == ["shop-refund:in:ticket"]
     assert gr.g.nodes["shop-refund:in:ticket"]["user_provided"] is True
     assert audit_orphans(gr) == []
+
+
+def test_resolve_model_prefers_a_model_passed_in() -> None:
+    model = scripted()
+    assert resolve_model(model) is model
+    # no "synth" role bound outside an eval: the default spec is used
+    assert resolve_model("mockllm/model").name == "model"
