@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, Model
 
 from envs.world import World
 from harness.trajectory import write_jsonl
@@ -26,10 +26,10 @@ CHAIN = ToolChain(seed=7, sampler="topology", steps=[
     ChainStep(env="bank_ledger", tool="add_payee")], turns=[[0, 1], [2, 3]])
 
 
-def run(chain: ToolChain, **models: object) -> Kept | Rejected:
-    config = preset("sft_nonconv", initial_state="llm" if "states" in models else "default")
-    states = models.pop("states", None)
-    roles = {"synth": scripted.synth(states), "solver": models.get("solver") or scripted.solver()}
+def run(chain: ToolChain, solver: Model | None = None, states: list[str] | None = None
+        ) -> Kept | Rejected:
+    config = preset("sft_nonconv", initial_state="llm" if states else "default")
+    roles = {"synth": scripted.synth(states), "solver": solver or scripted.solver()}
     return anyio.run(lambda: synthesize(chain, config, traj_id="qg-1", models=roles))
 
 
@@ -76,7 +76,7 @@ def test_invalid_written_state_is_retried_with_the_error() -> None:
         seen.append(list(input))
         return await generate(input, *args, **kwargs)  # type: ignore[arg-type]
 
-    synth.generate = recording  # type: ignore[method-assign]
+    synth.generate = recording  # type: ignore[method-assign,assignment]
     config = preset("sft_nonconv", initial_state="llm")
     out = anyio.run(lambda: synthesize(CHAIN, config, traj_id="qg-2",
                                        models={"synth": synth, "solver": scripted.solver()}))
@@ -111,7 +111,8 @@ def test_kept_trajectory_scores_one_with_the_oracle(tmp_path: Path) -> None:
                           display="none")
     assert log.status == "success", log.error
     (sample,) = log.samples or []
-    assert next(iter(sample.scores.values())).value["reward"] == 1.0  # type: ignore[index, union-attr]
+    value = next(iter((sample.scores or {}).values())).value
+    assert isinstance(value, dict) and value["reward"] == 1.0
 
 
 def test_rl_nonconv_masks_what_the_step_filter_names() -> None:
