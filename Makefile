@@ -69,7 +69,7 @@ test-slow:
 lint:
 	$(PYTHON) -m ruff check --extend-exclude tests/data envs harness tasks synthesis \
 	    training leaderboard envfactory benchmarks tests
-	$(PYTHON) -m mypy envs harness tasks
+	$(PYTHON) -m mypy envs harness tasks synthesis envfactory
 
 # Every benchmark's --quick, so that none rots (figures printed, nothing asserted on
 # timings). τ² ones need TAU2_DATA_DIR (they skip with a reason without it);
