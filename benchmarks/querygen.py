@@ -38,21 +38,13 @@ if str(ROOT) not in sys.path:
 
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
-from inspect_ai.model import (  # noqa: E402
-    ChatCompletionChoice,
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageUser,
-    Model,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
+from inspect_ai.model import ChatMessage, ChatMessageUser, Model, ModelOutput  # noqa: E402
 from inspect_ai.tool import ToolCall  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from envs.pool import pool_classes  # noqa: E402
+from harness.providers.responder import reply, responder_model  # noqa: E402
 from synthesis.graph import ToolGraph, specs_from_registry, timed_build  # noqa: E402
 from synthesis.querygen import preset, synthesize  # noqa: E402
 from synthesis.querygen.run import RunArgs, run_queries  # noqa: E402
@@ -87,18 +79,13 @@ class Scripted:
         self.ids = itertools.count()
 
     def _model(self, respond: Any) -> Model:
-        def custom(input: list[ChatMessage], tools: Any, tool_choice: Any,
-                   config: Any) -> ModelOutput:
+        def counted(input: list[ChatMessage]) -> ModelOutput:
             self.calls += 1
             return respond(input)
 
-        return get_model("mockllm/model", custom_outputs=custom, memoize=False)
+        return responder_model(counted)
 
-    @staticmethod
-    def _out(text: str = "", calls: list[ToolCall] | None = None) -> ModelOutput:
-        return ModelOutput(model="scripted", choices=[ChatCompletionChoice(
-            message=ChatMessageAssistant(content=text, tool_calls=calls))],
-            usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+    _out = staticmethod(reply)
 
     def synth(self, input: list[ChatMessage]) -> ModelOutput:
         prompt = input[0].text

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from synthesis import contamination_cli, graph_cli
+from synthesis.model_options import role_models
 
 __all__ = ["synth_app"]
 
@@ -25,28 +26,12 @@ synth_app = typer.Typer(help="Training-data synthesis: tool graph, chains, queri
                         no_args_is_help=True)
 synth_app.command("graph")(graph_cli.graph)
 synth_app.command("graph-view")(graph_cli.graph_view)
+synth_app.command("graph-refine")(graph_cli.graph_refine)
 synth_app.command("contamination")(contamination_cli.contamination)
 console = Console()
 
 #: tasks/envfactory/splits.json of this checkout (the held-out environments)
 DEFAULT_SPLITS = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "splits.json"
-
-
-def _pairs(items: list[str], what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise typer.BadParameter(f"{what} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _model_arg(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        return value
 
 
 def _tokens() -> int:
@@ -84,23 +69,19 @@ def queries(
     ] = None,
     model_args: Annotated[list[str] | None, typer.Option(
         "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        help="Most tokens per reply, for every role (set it for local hf/ models).", min=1)
+    ] = None,
 ) -> None:
     """Synthesize verified multi-turn trajectories from sampled tool chains."""
-    from inspect_ai.model import get_model
     from inspect_ai.model._model import init_model_usage
 
     from synthesis.querygen import ROLES, synthesize
     from synthesis.querygen import preset as get_preset
     from synthesis.querygen.run import RunArgs, run_queries
 
-    roles = _pairs(model_role or [], "--model-role")
-    unknown = sorted(set(roles) - set(ROLES))
-    if unknown:
-        raise typer.BadParameter(f"unknown roles {unknown}; use {', '.join(ROLES)}")
-    margs = {k: _model_arg(v) for k, v in _pairs(model_args or [], "-M").items()}
     try:
-        main = get_model(model, **margs)
-        models = {r: get_model(roles[r]) if r in roles else main for r in ROLES}
+        models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
         config = get_preset(preset, **({"pass_k": pass_k} if pass_k else {}))
         args = RunArgs(graph=graph, out=out, n=n, seed=seed, preset=preset, split=split,
                        envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,

@@ -33,6 +33,7 @@ false links at the same recall, so thresholds in 0.76-0.78 are defensible.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -299,11 +300,20 @@ class ToolGraph:
         return path.with_name(path.stem + ".embeddings.npz")
 
     def save(self, path: Path | str) -> Path:
-        """Node-link JSON at `path`; vectors (if any) beside it as `<stem>.embeddings.npz`."""
+        """Node-link JSON at `path`; vectors (if any) beside it as `<stem>.embeddings.npz`.
+
+        Nodes and edges are written sorted, so the same graph gives the same bytes however
+        its edges were added (LLM passes add them as replies arrive); the file is replaced
+        atomically, so a pass interrupted while saving leaves the previous graph intact.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = nx.node_link_data(self.g, edges="edges", **_LINK_KEYS)
-        path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        data["nodes"].sort(key=lambda n: n["id"])
+        data["edges"].sort(key=lambda e: (e["from"], e["to"]))
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
         if self.embeddings is not None:
             ids, vectors = self.embeddings
             np.savez_compressed(self._embeddings_path(path), ids=np.asarray(ids, dtype=str),
@@ -399,14 +409,20 @@ def _build(sources: Mapping[str, Sequence[ToolSpec]], embedder: Embedder,
     texts = [embedding_text(g.nodes[p]["name"], g.nodes[p]["type"], g.nodes[p]["description"])
              for p in ids]
     t1 = time.perf_counter()
+    # Embed each distinct text once (a fifth of the metadata files' texts repeat), in large
+    # chunks so sentence-transformers' length sorting keeps padding low across the batch.
+    unique = list(dict.fromkeys(texts))
     chunks = []
-    step = 256
-    for start in range(0, len(texts), step):
-        chunks.append(embedder.embed(texts[start:start + step]))
+    step = 1024
+    for start in range(0, len(unique), step):
+        chunks.append(embedder.embed(unique[start:start + step]))
         if progress:
-            progress("embed", min(start + step, len(texts)), len(texts))
-    vectors = np.concatenate(chunks).astype(np.float32) if chunks else np.zeros((0, 0),
-                                                                                np.float32)
+            progress("embed", min(start + step, len(unique)), len(unique))
+    if chunks:
+        row = {t: i for i, t in enumerate(unique)}
+        vectors = np.concatenate(chunks).astype(np.float32)[[row[t] for t in texts]]
+    else:
+        vectors = np.zeros((0, 0), np.float32)
     t2 = time.perf_counter()
     _relate(g, ids, vectors, float(g.graph["threshold"]), progress)
     t3 = time.perf_counter()

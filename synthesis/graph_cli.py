@@ -4,6 +4,7 @@ tool graph from the command line (registered on `synth_app` by `synthesis/cli.py
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -22,10 +23,12 @@ from rich.table import Table
 
 from envs.base import ToolSpec
 from synthesis import graph as tg
+from synthesis import graph_llm
 from synthesis.embedders import get_embedder
 from synthesis.graph_view import write_view
+from synthesis.model_options import role_models
 
-__all__ = ["graph", "graph_view"]
+__all__ = ["graph", "graph_refine", "graph_view"]
 
 
 def _registry_sources(names: list[str], console: Console) -> dict[str, list[ToolSpec]]:
@@ -75,7 +78,11 @@ def graph(
         help="Parameter_Relate cosine threshold (default: the embedder's).")] = None,
     out: Annotated[Path, typer.Option(help="Output directory.")] = Path("graph"),
 ) -> None:
-    """Build the tool graph and write OUT/graph.json (+ embeddings, stats.json)."""
+    """Build the tool graph and write OUT/graph.json (+ embeddings, stats.json).
+
+    The LLM passes (workflow edges, user-provided labels, orphan patch) run on the saved
+    graph with `envfactory synth graph-refine OUT/graph.json`.
+    """
     console = Console()
     names = [n for item in envs or [] for n in item.split(",") if n]
     sources: dict[str, list[ToolSpec]] = {}
@@ -94,7 +101,7 @@ def graph(
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                label = "embedding parameters" if stage == "embed" else "matching outputs"
+                label = "embedding distinct texts" if stage == "embed" else "matching outputs"
                 tasks[stage] = bar.add_task(label, total=total)
             bar.update(tasks[stage], completed=done)
 
@@ -122,3 +129,90 @@ def graph_view(
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0])) from e
     Console().print(f"wrote {escape(str(path))}")
+
+
+def graph_refine(
+    graph_file: Annotated[Path, typer.Argument(help="graph.json from `synth graph`; updated "
+                                                    "in place.", exists=True, dir_okay=False)],
+    edges: Annotated[bool, typer.Option(
+        "--edges/--no-edges", help="Add intra-environment workflow edges (Tool_Depend).")
+    ] = True,
+    labels: Annotated[bool, typer.Option(
+        "--labels/--no-labels", help="Label every parameter user-provided or not.")] = True,
+    patch_orphans: Annotated[bool, typer.Option(
+        help="Then mark required inputs nothing produces as user-provided (the release's "
+             "auto-patch), so their tools can be sampled.")] = False,
+    envs: Annotated[str | None, typer.Option(
+        help="Comma-separated environments for the edge pass (default: all).")] = None,
+    redo: Annotated[bool, typer.Option(
+        help="Ask again about environments and parameters already done.")] = False,
+    model: Annotated[str | None, typer.Option(
+        help="Model of the synth role (Inspect name), unless --model-role binds it.")] = None,
+    model_role: Annotated[list[str] | None, typer.Option(
+        "--model-role", help="synth=MODEL.")] = None,
+    model_args: Annotated[list[str] | None, typer.Option(
+        "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per reply.", min=1)
+                          ] = None,
+    batch_size: Annotated[int, typer.Option(help="Parameters per label request.", min=1)
+                          ] = graph_llm.BATCH_SIZE,
+    max_concurrency: Annotated[int, typer.Option(help="Model calls at once.", min=1)] = 8,
+) -> None:
+    """Run the LLM passes over a saved tool graph (role `synth`), saving after every reply.
+
+    Killed and rerun, it continues: refined environments are recorded in the graph and
+    labelled parameters are skipped.
+    """
+    import asyncio
+
+    console = Console()
+    loaded = tg.ToolGraph.load(graph_file)
+    synth = role_models([graph_llm.ROLE], model, model_args or [], model_role or [],
+                        max_tokens)[graph_llm.ROLE]
+    orphans_before = loaded.stats().orphan_required_inputs
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console) as bar:
+
+        def saver(task: TaskID) -> Callable[[object], None]:
+            """Save the graph after each reply (the resume point) and advance `task`."""
+            def save(_: object) -> None:
+                loaded.save(graph_file)
+                bar.advance(task)
+            return save
+
+        if edges:
+            names = [e.strip() for e in envs.split(",") if e.strip()] if envs else None
+            task = bar.add_task("workflow edges (environments)", total=None)
+            refined = asyncio.run(graph_llm.refine_edges(
+                loaded, model=synth, envs=names, redo=redo, max_concurrency=max_concurrency,
+                on_result=saver(task)))
+            bar.update(task, total=len(refined), completed=len(refined))
+            failed = [r.env for r in refined if r.error]
+            console.print(f"edge pass: {len(refined)} environments asked, "
+                          f"{sum(len(r.added) for r in refined)} edges added"
+                          + (f"; no usable reply for {escape(', '.join(failed))}"
+                             if failed else ""))
+        if labels:
+            task = bar.add_task("user-provided labels (batches)", total=None)
+            batches = asyncio.run(graph_llm.classify_user_provided(
+                loaded, model=synth, only_unknown=not redo, batch_size=batch_size,
+                max_concurrency=max_concurrency,
+                on_result=saver(task)))
+            bar.update(task, total=len(batches), completed=len(batches))
+            values = [d.get("user_provided") for _, d in loaded.g.nodes(data=True)
+                      if d.get("kind") == "param"]
+            console.print(f"label pass: {len(batches)} batches asked "
+                          f"({sum(1 for b in batches if b.error)} failed); parameters "
+                          f"user-provided {values.count(True)}, not {values.count(False)}, "
+                          f"unlabelled {values.count(None)}")
+    if patch_orphans:
+        patched = graph_llm.audit_orphans(loaded, auto_patch=True)
+        console.print(f"orphan patch: {len(patched)} required inputs marked user-provided")
+    loaded.save(graph_file)
+    stats = loaded.stats()
+    stats_file = graph_file.with_name("stats.json")
+    stats_file.write_text(json.dumps(stats.model_dump(), indent=1) + "\n", encoding="utf-8")
+    console.print(f"orphan required inputs: {orphans_before} -> {stats.orphan_required_inputs}")
+    _print_stats(stats, float(loaded.g.graph.get("threshold", float("nan"))),
+                 str(loaded.g.graph.get("embedder", "unknown embedder")), console)

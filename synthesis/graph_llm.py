@@ -41,6 +41,8 @@ MAX_ATTEMPTS = 3
 BATCH_SIZE = 32
 EDGE_TAG = "new_edges"
 LABEL_TAG = "user_provided"
+#: graph attribute listing the environments the edge pass has refined (for resume)
+REFINED_KEY = "llm_refined_envs"
 
 T = TypeVar("T")
 
@@ -188,11 +190,22 @@ async def refine_edges(
     envs: Iterable[str] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
     max_concurrency: int = 8,
+    redo: bool = False,
+    on_result: Callable[[EnvRefinement], None] | None = None,
 ) -> list[EnvRefinement]:
-    """Ask the model for new intra-environment Tool_Depend edges and add them (source "llm")."""
+    """Ask the model for new intra-environment Tool_Depend edges and add them (source "llm").
+
+    Each environment's edges are added as soon as its reply is parsed, and the environment is
+    recorded in ``graph.g.graph["llm_refined_envs"]``; `on_result` then sees the outcome (the
+    CLI saves the graph there), so an interrupted pass resumes with the environments not yet
+    refined. ``redo`` refines recorded environments again. The sampler sorts successors, so
+    the order in which replies arrive does not change sampled chains.
+    """
     llm = resolve_model(model)
     all_envs = sorted({d["env"] for _, d in graph.g.nodes(data=True) if d.get("kind") == "tool"})
-    chosen = all_envs if envs is None else sorted(set(envs) & set(all_envs))
+    done: list[str] = graph.g.graph.setdefault(REFINED_KEY, [])
+    chosen = [e for e in (all_envs if envs is None else sorted(set(envs) & set(all_envs)))
+              if redo or e not in done]
 
     def job(env: str) -> Callable[[], Awaitable[EnvRefinement]]:
         async def run() -> EnvRefinement:
@@ -205,20 +218,21 @@ async def refine_edges(
             pairs, used, error = await _ask(
                 llm, messages, lambda text: parse_new_edges(text, tools), max_attempts
             )
-            new = [
-                (tools[a]["id"], tools[b]["id"])
-                for a, b in pairs or []
-                if b not in adjacency[a]
-            ]
-            return EnvRefinement(env=env, added=new, attempts=used, error=error)
+            result = EnvRefinement(
+                env=env, attempts=used, error=error,
+                added=[(tools[a]["id"], tools[b]["id"]) for a, b in pairs or []
+                       if b not in adjacency[a]])
+            for src, dst in result.added:
+                graph.g.add_edge(src, dst, kind="Tool_Depend", source="llm", score=None)
+            if error is None and env not in done:
+                done.append(env)
+            if on_result:
+                on_result(result)
+            return result
 
         return run
 
-    results = await _bounded([job(env) for env in chosen], max_concurrency)
-    for result in results:  # applied after all replies, in env order: deterministic graph
-        for src, dst in result.added:
-            graph.g.add_edge(src, dst, kind="Tool_Depend", source="llm", score=None)
-    return results
+    return await _bounded([job(env) for env in chosen], max_concurrency)
 
 
 # ---------------------------------------------------------------- user-provided labels
@@ -280,11 +294,14 @@ async def classify_user_provided(
     batch_size: int = BATCH_SIZE,
     max_attempts: int = MAX_ATTEMPTS,
     max_concurrency: int = 8,
+    on_result: Callable[[LabelBatch], None] | None = None,
 ) -> list[LabelBatch]:
     """Set ``user_provided`` on every parameter node (inputs and outputs), batch by batch.
 
-    With ``only_unknown`` (default) parameters already labelled keep their label, so a rerun only
-    retries what failed before. A batch that fails every attempt leaves its parameters ``None``.
+    With ``only_unknown`` (default) parameters already labelled keep their label, so a rerun
+    (after a failure or an interruption) only asks about what is still unlabelled. A batch
+    that fails every attempt leaves its parameters ``None``. Labels are written as each batch
+    is parsed, then `on_result` sees the batch (the CLI saves the graph there).
     """
     llm = resolve_model(model)
     g = graph.g
@@ -294,8 +311,8 @@ async def classify_user_provided(
     )
     batches = [params[i : i + batch_size] for i in range(0, len(params), batch_size)]
 
-    def job(batch: list[str]) -> Callable[[], Awaitable[tuple[LabelBatch, dict[int, bool] | None]]]:
-        async def run() -> tuple[LabelBatch, dict[int, bool] | None]:
+    def job(batch: list[str]) -> Callable[[], Awaitable[LabelBatch]]:
+        async def run() -> LabelBatch:
             messages: list[ChatMessage] = [
                 ChatMessageSystem(content=LABEL_SYSTEM),
                 ChatMessageUser(content=label_prompt(graph, batch)),
@@ -303,15 +320,16 @@ async def classify_user_provided(
             labels, used, error = await _ask(
                 llm, messages, lambda text: parse_labels(text, len(batch)), max_attempts
             )
-            return LabelBatch(params=batch, attempts=used, error=error), labels
+            for i, param in enumerate(batch):
+                g.nodes[param]["user_provided"] = None if labels is None else labels[i]
+            report = LabelBatch(params=batch, attempts=used, error=error)
+            if on_result:
+                on_result(report)
+            return report
 
         return run
 
-    results = await _bounded([job(b) for b in batches], max_concurrency)
-    for report, labels in results:
-        for i, param in enumerate(report.params):
-            g.nodes[param]["user_provided"] = None if labels is None else labels[i]
-    return [report for report, _ in results]
+    return await _bounded([job(b) for b in batches], max_concurrency)
 
 
 def audit_orphans(graph: HasGraph, *, auto_patch: bool = False) -> list[str]:

@@ -67,6 +67,8 @@ class Manifest(BaseModel):
     graph: str
     graph_sha256: str
     models: dict[str, str]
+    #: each role's generation settings (e.g. --max-tokens), non-default fields only
+    generate: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: environments chains may use (graph ∩ --envs ∩ split)
     allowed_environments: list[str]
     #: environments the written records actually use
@@ -178,13 +180,16 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         preset=args.preset, seed=args.seed, n=args.n, split=args.split, sampler=args.sampler,
         max_nodes=args.max_nodes, graph=str(args.graph),
         graph_sha256=hashlib.sha256(args.graph.read_bytes()).hexdigest(),
-        models={role: str(m) for role, m in models.items()}, allowed_environments=envs,
+        models={role: str(m) for role, m in models.items()},
+        generate={role: m.config.model_dump(mode="json", exclude_none=True)
+                  for role, m in models.items()},
+        allowed_environments=envs,
         config=config.model_dump(mode="json"))
     old = out / MANIFEST
     if old.exists():
         before = Manifest.model_validate_json(old.read_text(encoding="utf-8"))
         keys = ("preset", "seed", "split", "sampler", "max_nodes", "graph_sha256", "models",
-                "allowed_environments", "config")
+                "generate", "allowed_environments", "config")
         changed = [k for k in keys if getattr(before, k) != getattr(manifest, k)]
         if changed:
             raise ValueError(f"{out} holds a run with other {', '.join(changed)}; use another "
