@@ -21,6 +21,7 @@ from rich.table import Table
 import envfactory
 from synthesis.cli import synth_app
 from tasks._mcp_atlas.cli import app as mcp_atlas_app
+from training.cli import train_app
 
 app = typer.Typer(help="envfactory: tool-use agent environments, evaluation and training.",
                   no_args_is_help=True)
@@ -37,6 +38,7 @@ vitabench_app = typer.Typer(help="VitaBench utilities.", no_args_is_help=True)
 app.add_typer(vitabench_app, name="vitabench")
 app.add_typer(mcp_atlas_app, name="mcp-atlas")
 app.add_typer(synth_app, name="synth")
+app.add_typer(train_app, name="train")
 console = Console()
 
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import re
 
+from harness.prompts import AGENT_SYSTEM_PROMPT
+
 __all__ = ["SOLVER_SYSTEM", "USER_STOP", "parse_tags"]
 
 USER_STOP = "###DONE###"
 
-SOLVER_SYSTEM = (
-    "You are an assistant that carries out the user's requests with the tools provided. "
-    "Tool names have the form '<service>-<tool>'. Look up identifiers instead of guessing "
-    "them, do everything the user asks in their message, and answer briefly in text once "
-    "the request is complete."
-)
+#: the solver runs under the prompt the held-out tasks send and the exports train on
+SOLVER_SYSTEM = AGENT_SYSTEM_PROMPT
 
 PLANNER = """You are designing a realistic situation in which someone asks an assistant for help.
 The assistant can use these services:

@@ -24,6 +24,7 @@ from envs.world import World, split_name
 from harness.episode import Episode, EpisodeProgress, Rules, ScriptedUser, Side, UserTurn
 from harness.gold import GoldCall, Script, ScriptPolicy
 from harness.metrics import grouped_mean
+from harness.prompts import AGENT_SYSTEM_PROMPT
 from harness.rewards import RewardConfig, composite_reward
 from harness.tool_backends import InProcessBackend, McpBackend, ToolBackend
 from harness.trajectory import Call, Trajectory, read_jsonl
@@ -32,12 +33,7 @@ __all__ = ["DATA_DIR", "envfactory_scorer", "envfactory_solver", "load_dataset"]
 
 DATA_DIR = Path(__file__).parent / "data"
 SPLITS = ("heldout", "train")
-SYSTEM_PROMPT = (
-    "You are a helpful assistant that completes the user's requests by calling the "
-    "available tools. Tool names are '<service>-<tool>'. Look things up instead of "
-    "guessing identifiers, do what the user asks in each message, and reply briefly "
-    "when the request is done."
-)
+SYSTEM_PROMPT = AGENT_SYSTEM_PROMPT
 COMPONENTS = ("reward", "r_traj", "r_state", "p_length", "p_format")
 
 

@@ -1,0 +1,57 @@
+"""`envfactory train ...`: training data exports (wired into envfactory/cli.py as `train`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+__all__ = ["train_app"]
+
+train_app = typer.Typer(help="Training: exports for LlamaFactory (SFT) and verl (GRPO).",
+                        no_args_is_help=True)
+
+
+@train_app.command("export")
+def export_cmd(
+    data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (synth queries "
+                                                    "output, tasks, converted logs).",
+                                               exists=True, dir_okay=False)],
+    out: Annotated[Path, typer.Option(help="Output directory (sft/, rl/, manifest.json).")],
+    fmt: Annotated[str, typer.Option("--format", help="SFT layout: sharegpt | alpaca "
+                                                      "(the release's).")] = "sharegpt",
+    val_ratio: Annotated[float, typer.Option(help="Share of conversations held out for "
+                                                  "validation.")] = 0.05,
+    seed: Annotated[int, typer.Option(help="Seed of the validation draw.")] = 42,
+) -> None:
+    """Export trajectories as LlamaFactory SFT data and verl RL parquet."""
+    import datasets
+
+    from training.export import export
+
+    if fmt not in ("sharegpt", "alpaca"):
+        raise typer.BadParameter(f"--format {fmt!r}: use sharegpt or alpaca")
+    datasets.disable_progress_bars()
+    console = Console()
+    try:
+        summary = export(data, out, fmt=fmt, val_ratio=val_ratio, seed=seed)  # type: ignore[arg-type]
+    except ValueError as e:
+        console.print(f"[red]{escape(str(e))}[/red]")
+        raise typer.Exit(1) from None
+    table = Table(title=f"Exports in {escape(str(out))}")
+    table.add_column("figure")
+    table.add_column("count", justify="right")
+    for name, value in [
+        ("conversations (train / val)", f"{summary.conversations} "
+                                        f"({summary.train_conversations} / "
+                                        f"{summary.val_conversations})"),
+        (f"SFT samples ({summary.sft_format}, train conversations)", summary.sft_samples),
+        ("  history-only closing replies", summary.sft_history_closings),
+        ("RL rows train / val", f"{summary.rl_train_rows} / {summary.rl_val_rows}"),
+        ("environments", len(summary.environments))]:
+        table.add_row(name, str(value))
+    console.print(table)

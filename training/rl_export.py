@@ -1,0 +1,91 @@
+"""Trajectories -> verl RL rows: one row per user turn that has gold calls.
+
+A row is what verl's `RLHFDataset` reads (notes/training.md §2.7) plus what our rollout
+and reward need to rebuild the world and score the turn (notes/envfactory.md §10):
+
+- `prompt`: the system prompt, the earlier turns as the model would have seen them
+  (assistant steps as `<tool_call>` blocks, tool results as `<tool_response>` blocks in a
+  user message, consecutive user-side messages merged), then this turn's user message;
+- `reward_model.ground_truth`: JSON list of the turn's gold calls
+  `{name: "env-tool", arguments, masked_arguments}`, what `composite_reward`'s R_traj reads;
+- `extra_info`: the environments, the turn's start state and gold final state (JSON
+  strings, since every environment's state has its own shape and Arrow needs one schema),
+  the state paths R_state ignores, and where the row came from.
+
+Train/validation is split by conversation (all turns of one trajectory on one side).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envs.world import World
+from harness.prompts import AGENT_SYSTEM_PROMPT
+from harness.trajectory import Trajectory
+from training.conversation import exchange
+
+__all__ = ["AGENT_NAME", "DATA_SOURCE", "gold_states", "rl_rows"]
+
+DATA_SOURCE = "envfactory"
+#: the verl agent loop the rows ask for (verl's multi-turn tool loop)
+AGENT_NAME = "tool_agent"
+
+
+def gold_states(trajectory: Trajectory) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(state before, gold state after) per turn: recorded where the task has them,
+    otherwise computed by replaying the gold calls from the initial state."""
+    recorded = [t.gold_state_after for t in trajectory.turns]
+    if all(s is not None for s in recorded):
+        befores = [trajectory.initial_state, *recorded[:-1]]
+        return [(b, a) for b, a in zip(befores, recorded, strict=True)]  # type: ignore[misc]
+    world = World(trajectory.environments, trajectory.initial_state)
+    out = []
+    for turn in trajectory.turns:
+        before = world.snapshot()
+        for call in turn.gold_calls:
+            world.call(call.env, call.name, call.arguments)
+        out.append((before, world.snapshot()))
+    return out
+
+
+def _push(messages: list[dict[str, str]], role: str, content: str) -> None:
+    if messages and messages[-1]["role"] == role == "user":
+        messages[-1]["content"] += "\n" + content
+    else:
+        messages.append({"role": role, "content": content})
+
+
+def rl_rows(trajectory: Trajectory, split: str) -> list[dict[str, Any]]:
+    """The RL rows of one trajectory (turns without gold calls give none)."""
+    turns = exchange(trajectory, replay=True)  # the gold history, one entry per turn
+    states = gold_states(trajectory)
+    history: list[dict[str, str]] = [{"role": "system", "content": AGENT_SYSTEM_PROMPT}]
+    rows = []
+    for t, (turn, seen) in enumerate(zip(trajectory.turns, turns, strict=True)):
+        prompt = [dict(m) for m in history]
+        _push(prompt, "user", turn.user)
+        if turn.gold_calls:
+            truth = [{"name": c.qualified_name, "arguments": c.arguments,
+                      "masked_arguments": c.masked_arguments} for c in turn.gold_calls]
+            before, after = states[t]
+            rows.append({
+                "data_source": DATA_SOURCE, "agent_name": AGENT_NAME, "ability": "tool_use",
+                "prompt": prompt,
+                "reward_model": {"style": "rule",
+                                 "ground_truth": json.dumps(truth, ensure_ascii=False)},
+                "extra_info": {
+                    "split": split, "index": 0, "trajectory_id": trajectory.id, "turn": t,
+                    "environments": list(trajectory.environments),
+                    "start_state": json.dumps(before, ensure_ascii=False),
+                    "gold_final_state": json.dumps(after, ensure_ascii=False),
+                    "ignore_state_paths": json.dumps(trajectory.ignore_state_paths),
+                }})
+        _push(history, "user", seen.user)
+        for step in seen.steps:
+            if step.calls:
+                _push(history, "assistant", step.call_xml().rstrip("\n"))
+                _push(history, "user", step.response_xml().rstrip("\n"))
+            else:
+                _push(history, "assistant", step.text or "")
+    return rows
