@@ -111,6 +111,7 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
     state, transcript = initial, ""
     history: list[ChatMessage] = []
     turns: list[Turn] = []
+    recorded: list[Message] = []
     rates: list[float] = []
     patterns: list[str] = []
     for t in range(len(chain.turns)):
@@ -163,9 +164,14 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
         assert chosen.final_state is not None  # passes() requires it
         state = chosen.final_state
         history = history + _chat(chosen.messages)
+        # the chosen candidate's exchange (what SFT exports train on); the simulated user's
+        # stop message ends the turn and was never shown to the solver
+        recorded += [m.model_copy(update={"turn": t}) for m in chosen.messages
+                     if not (m.role == "user" and USER_STOP in (m.content or ""))]
         transcript += _conversation(chosen.messages) + "\n"
     trajectory = Trajectory(
         id=traj_id, environments=envs, initial_state=initial, turns=turns, final_state=state,
+        messages=recorded,
         provenance=Provenance.model_validate(dict(
             source="querygen", split=config.split, patterns=patterns,
             domain="+".join(sorted({getattr(registry.get(e).factory, "domain", "") or ""
