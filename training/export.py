@@ -4,6 +4,7 @@ Output directory:
 
     sft/<name>.jsonl + sft/dataset_info.json   (LlamaFactory: dataset_dir=sft, dataset=<name>)
     rl/train.parquet, rl/val.parquet           (verl: data.train_files / data.val_files)
+    rl/tools.yaml                              (verl: multi_turn.tool_config_path)
     manifest.json                              (inputs and their hashes, counts, options)
 
 Each file is written through a `datasets.Dataset` with explicit `Features`, so the column
@@ -22,11 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from datasets import Dataset, Features, List, Value
 from pydantic import BaseModel
 
 from harness.trajectory import Trajectory, read_jsonl
-from training.rl_export import rl_rows
+from training.rl_export import rl_rows, tools_config
 from training.sft_export import HISTORY_CLOSING, SftFormat, dataset_info_entry, sft_samples
 
 __all__ = ["RL_FEATURES", "SFT_FEATURES", "ExportSummary", "export", "rl_dataset",
@@ -52,8 +54,11 @@ RL_FEATURES = Features({
     "extra_info": {
         "split": Value("string"), "index": Value("int64"), "trajectory_id": Value("string"),
         "turn": Value("int64"), "environments": List(Value("string")),
-        "start_state": Value("string"), "gold_final_state": Value("string"),
-        "ignore_state_paths": Value("string")},
+        "gold_final_state": Value("string"), "ignore_state_paths": Value("string"),
+        "need_tools_kwargs": Value("bool"),
+        "tools_kwargs": {"envfactory": {"environments": List(Value("string")),
+                                        "start_state": Value("string")}},
+        "tool_selection": List(Value("string"))},
 })
 
 
@@ -137,6 +142,10 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
         {SFT_NAME: dataset_info_entry(sft_file, fmt)}, indent=2) + "\n", encoding="utf-8")
     for split, split_rows in rows.items():
         rl_dataset(split_rows).to_parquet(out / "rl" / f"{split}.parquet")
+    environments = sorted({e for t in trajectories for e in t.environments})
+    (out / "rl" / "tools.yaml").write_text(
+        yaml.safe_dump(tools_config(environments), sort_keys=False, allow_unicode=True),
+        encoding="utf-8")
     closings = sum(1 for s in samples for m in s.get("conversations", [])
                    if m["from"] == "gpt" and m["value"] == HISTORY_CLOSING)
     summary = ExportSummary(
@@ -144,7 +153,7 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
         val_conversations=len(held), sft_format=fmt, sft_samples=len(samples),
         sft_history_closings=closings, rl_train_rows=len(rows["train"]),
         rl_val_rows=len(rows["val"]),
-        environments=sorted({e for t in trajectories for e in t.environments}),
+        environments=environments,
         inputs={str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs},
         val_ratio=val_ratio, seed=seed)
     (out / "manifest.json").write_text(summary.model_dump_json(indent=2) + "\n",

@@ -8,9 +8,11 @@ and reward need to rebuild the world and score the turn (notes/envfactory.md §1
   user message, consecutive user-side messages merged), then this turn's user message;
 - `reward_model.ground_truth`: JSON list of the turn's gold calls
   `{name: "env-tool", arguments, masked_arguments}`, what `composite_reward`'s R_traj reads;
-- `extra_info`: the environments, the turn's start state and gold final state (JSON
-  strings, since every environment's state has its own shape and Arrow needs one schema),
-  the state paths R_state ignores, and where the row came from.
+- `extra_info`: the environments, the turn's gold final state and its start state (JSON
+  strings, since every environment's state has its own shape and Arrow needs one schema;
+  the start state sits in `tools_kwargs["envfactory"]`, where verl hands it to the tools
+  that rebuild the world, see `training/verl/session.py`), the tools the row offers
+  (`tool_selection`), the state paths R_state ignores, and where the row came from.
 
 Train/validation is split by conversation (all turns of one trajectory on one side).
 """
@@ -24,12 +26,26 @@ from envs.world import World
 from harness.prompts import AGENT_SYSTEM_PROMPT
 from harness.trajectory import Trajectory
 from training.conversation import exchange
+from training.verl.session import row_tools_kwargs
 
-__all__ = ["AGENT_NAME", "DATA_SOURCE", "gold_states", "rl_rows"]
+__all__ = ["AGENT_NAME", "DATA_SOURCE", "TOOL_CLASS", "gold_states", "rl_rows", "tools_config"]
 
 DATA_SOURCE = "envfactory"
 #: the verl agent loop the rows ask for (verl's multi-turn tool loop)
 AGENT_NAME = "tool_agent"
+#: the verl tool class serving every environment tool (training/verl/tools.py)
+TOOL_CLASS = "training.verl.tools.EnvTool"
+
+
+def tools_config(environments: list[str]) -> dict[str, Any]:
+    """The verl tools YAML (`multi_turn.tool_config_path`, as a dict): every tool of
+    `environments` with the schema the evaluation shows (qualified name, description,
+    parameters); each row offers only its own environments' (`tool_selection`)."""
+    return {"tools": [
+        {"class_name": TOOL_CLASS, "config": {"type": "native"},
+         "tool_schema": {"type": "function", "function": {
+             "name": name, "description": spec.description, "parameters": spec.parameters}}}
+        for name, spec in World(environments).tools()]}
 
 
 def gold_states(trajectory: Trajectory) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -61,6 +77,7 @@ def rl_rows(trajectory: Trajectory, split: str) -> list[dict[str, Any]]:
     turns = exchange(trajectory, replay=True)  # the gold history, one entry per turn
     states = gold_states(trajectory)
     history: list[dict[str, str]] = [{"role": "system", "content": AGENT_SYSTEM_PROMPT}]
+    tools = [name for name, _ in World(trajectory.environments).tools()]
     rows = []
     for t, (turn, seen) in enumerate(zip(trajectory.turns, turns, strict=True)):
         prompt = [dict(m) for m in history]
@@ -77,9 +94,11 @@ def rl_rows(trajectory: Trajectory, split: str) -> list[dict[str, Any]]:
                 "extra_info": {
                     "split": split, "index": 0, "trajectory_id": trajectory.id, "turn": t,
                     "environments": list(trajectory.environments),
-                    "start_state": json.dumps(before, ensure_ascii=False),
                     "gold_final_state": json.dumps(after, ensure_ascii=False),
                     "ignore_state_paths": json.dumps(trajectory.ignore_state_paths),
+                    "need_tools_kwargs": True,
+                    "tools_kwargs": row_tools_kwargs(trajectory.environments, before),
+                    "tool_selection": tools,
                 }})
         _push(history, "user", seen.user)
         for step in seen.steps:

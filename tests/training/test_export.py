@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from datasets import Dataset
 
 from envs.world import World
@@ -163,9 +164,14 @@ def test_rl_rows_per_turn_with_gold_history_and_states() -> None:
         "envfactory", "tool_agent", "rule")
     info = last["extra_info"]
     # reads only: every state is the initial one (replayed, since no gold states are stored)
-    assert json.loads(info["start_state"]) == json.loads(info["gold_final_state"]) == \
+    start = info["tools_kwargs"]["envfactory"]
+    assert start["environments"] == [ENV] and info["need_tools_kwargs"] is True
+    assert json.loads(start["start_state"]) == json.loads(info["gold_final_state"]) == \
         traj.initial_state
     assert info["environments"] == [ENV] and info["trajectory_id"] == "t-1"
+    offered = info["tool_selection"]
+    assert "bank_ledger-find_customer" in offered and all(n.startswith("bank_ledger-")
+                                                          for n in offered)
 
 
 def test_rl_rows_use_recorded_gold_states() -> None:
@@ -175,7 +181,8 @@ def test_rl_rows_use_recorded_gold_states() -> None:
     for turn, mark in zip(traj.turns, marks, strict=True):
         turn.gold_state_after = mark
     _, last = rl_rows(traj, "val")
-    assert json.loads(last["extra_info"]["start_state"]) == marks[1]
+    start = last["extra_info"]["tools_kwargs"]["envfactory"]["start_state"]
+    assert json.loads(start) == marks[1]
     assert json.loads(last["extra_info"]["gold_final_state"]) == marks[2]
 
 
@@ -195,6 +202,10 @@ def test_export_files_features_and_split_by_conversation(tmp_path: Path) -> None
     sft = Dataset.from_json(str(tmp_path / "out/sft/envfactory_sft.jsonl"),
                             features=SFT_FEATURES["sharegpt"])
     assert not held & {i.partition("#")[0] for i in sft["id"]}
+    tools = yaml.safe_load((tmp_path / "out/rl/tools.yaml").read_text())["tools"]
+    assert {t["tool_schema"]["function"]["name"] for t in tools} == set(
+        train["extra_info"][0]["tool_selection"])
+    assert {t["class_name"] for t in tools} == {"training.verl.tools.EnvTool"}
     info = json.loads((tmp_path / "out/sft/dataset_info.json").read_text())
     assert info == {"envfactory_sft": {
         "file_name": "envfactory_sft.jsonl", "formatting": "sharegpt",
