@@ -40,11 +40,11 @@ TOOL_CLASS = "training.verl.tools.EnvTool"
 def tools_config(environments: list[str]) -> dict[str, Any]:
     """The verl tools YAML (`multi_turn.tool_config_path`, as a dict): every tool of
     `environments` with the schema the evaluation shows (qualified name, description,
-    parameters); each row offers only its own environments' (`tool_selection`)."""
+    parameters) in its `config` (see `training/verl/tools.py` for why not in verl's
+    `tool_schema`); each row offers only its own environments' (`tool_selection`)."""
     return {"tools": [
-        {"class_name": TOOL_CLASS, "config": {"type": "native"},
-         "tool_schema": {"type": "function", "function": {
-             "name": name, "description": spec.description, "parameters": spec.parameters}}}
+        {"class_name": TOOL_CLASS, "config": {"type": "native", "function": {
+            "name": name, "description": spec.description, "parameters": spec.parameters}}}
         for name, spec in World(environments).tools()]}
 
 

@@ -203,7 +203,7 @@ def test_export_files_features_and_split_by_conversation(tmp_path: Path) -> None
                             features=SFT_FEATURES["sharegpt"])
     assert not held & {i.partition("#")[0] for i in sft["id"]}
     tools = yaml.safe_load((tmp_path / "out/rl/tools.yaml").read_text())["tools"]
-    assert {t["tool_schema"]["function"]["name"] for t in tools} == set(
+    assert {t["config"]["function"]["name"] for t in tools} == set(
         train["extra_info"][0]["tool_selection"])
     assert {t["class_name"] for t in tools} == {"training.verl.tools.EnvTool"}
     info = json.loads((tmp_path / "out/sft/dataset_info.json").read_text())
