@@ -27,6 +27,8 @@ def export_cmd(
     val_ratio: Annotated[float, typer.Option(help="Share of conversations held out for "
                                                   "validation.")] = 0.05,
     seed: Annotated[int, typer.Option(help="Seed of the validation draw.")] = 42,
+    tools: Annotated[str, typer.Option(help="Tools listed in SFT samples: all (of the "
+                                            "environments, as evaluated) | used.")] = "all",
 ) -> None:
     """Export trajectories as LlamaFactory SFT data and verl RL parquet."""
     import datasets
@@ -35,10 +37,13 @@ def export_cmd(
 
     if fmt not in ("sharegpt", "alpaca"):
         raise typer.BadParameter(f"--format {fmt!r}: use sharegpt or alpaca")
+    if tools not in ("all", "used"):
+        raise typer.BadParameter(f"--tools {tools!r}: use all or used")
     datasets.disable_progress_bars()
     console = Console()
     try:
-        summary = export(data, out, fmt=fmt, val_ratio=val_ratio, seed=seed)  # type: ignore[arg-type]
+        summary = export(data, out, fmt=fmt, val_ratio=val_ratio, seed=seed,  # type: ignore[arg-type]
+                         tools=tools)  # type: ignore[arg-type]
     except ValueError as e:
         console.print(f"[red]{escape(str(e))}[/red]")
         raise typer.Exit(1) from None

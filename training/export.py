@@ -29,7 +29,13 @@ from pydantic import BaseModel
 
 from harness.trajectory import Trajectory, read_jsonl
 from training.rl_export import rl_rows, tools_config
-from training.sft_export import HISTORY_CLOSING, SftFormat, dataset_info_entry, sft_samples
+from training.sft_export import (
+    HISTORY_CLOSING,
+    SftFormat,
+    ToolsShown,
+    dataset_info_entry,
+    sft_samples,
+)
 
 __all__ = ["RL_FEATURES", "SFT_FEATURES", "ExportSummary", "export", "rl_dataset",
            "sft_dataset", "val_ids"]
@@ -67,6 +73,7 @@ class ExportSummary(BaseModel):
     train_conversations: int
     val_conversations: int
     sft_format: str
+    sft_tools: str
     sft_samples: int
     #: history-only closing replies inserted (sharegpt turns that end on a tool result)
     sft_history_closings: int
@@ -114,8 +121,9 @@ def _read(inputs: Sequence[Path]) -> list[Trajectory]:
 
 
 def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
-           val_ratio: float = 0.05, seed: int = 42) -> ExportSummary:
-    """Write the SFT and RL exports of `inputs` (Trajectory JSONL files) under `out`."""
+           val_ratio: float = 0.05, seed: int = 42, tools: ToolsShown = "all") -> ExportSummary:
+    """Write the SFT and RL exports of `inputs` (Trajectory JSONL files) under `out`;
+    `tools` chooses the SFT samples' tool list (see `sft_samples`)."""
     if not 0 <= val_ratio < 1:
         raise ValueError(f"val_ratio must be in [0, 1), got {val_ratio}")
     trajectories = _read(inputs)
@@ -125,7 +133,7 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
     for traj in trajectories:
         try:
             if traj.id not in held:  # validation conversations stay out of SFT as well
-                samples += sft_samples(traj, fmt)
+                samples += sft_samples(traj, fmt, tools)
             split = "val" if traj.id in held else "train"
             rows[split] += rl_rows(traj, split)
         except Exception as e:  # noqa: BLE001 (name the trajectory whatever went wrong)
@@ -150,7 +158,7 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
                    if m["from"] == "gpt" and m["value"] == HISTORY_CLOSING)
     summary = ExportSummary(
         conversations=len(trajectories), train_conversations=len(trajectories) - len(held),
-        val_conversations=len(held), sft_format=fmt, sft_samples=len(samples),
+        val_conversations=len(held), sft_format=fmt, sft_tools=tools, sft_samples=len(samples),
         sft_history_closings=closings, rl_train_rows=len(rows["train"]),
         rl_val_rows=len(rows["val"]),
         environments=environments,

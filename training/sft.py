@@ -99,6 +99,8 @@ class SftConfig(BaseModel):
     output_dir: Path
     #: SFT layout when the data is exported here
     format: Literal["sharegpt", "alpaca"] = "sharegpt"
+    #: tools listed per sample when exported here: all of the environments' or the used ones
+    tools: Literal["all", "used"] = "all"
     #: LlamaFactory keys that replace the preset's
     overrides: dict[str, Any] = Field(default_factory=dict)
     #: LoRA only: merge the adapter into `<output_dir>/merged` after training
@@ -161,7 +163,7 @@ def _data_dir(config: SftConfig) -> tuple[Path, dict[str, str]]:
         manifest = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
         return export_dir / "sft", dict(manifest["inputs"])
     export_dir = config.output_dir / "data"
-    summary = export(config.data, export_dir, fmt=config.format)
+    summary = export(config.data, export_dir, fmt=config.format, tools=config.tools)
     return export_dir / "sft", summary.inputs
 
 

@@ -36,9 +36,11 @@ from harness.prompts import AGENT_SYSTEM_PROMPT
 from harness.trajectory import Trajectory
 from training.conversation import Step, TurnExchange, exchange, tool_specs
 
-__all__ = ["HISTORY_CLOSING", "SftFormat", "dataset_info_entry", "sft_samples", "tools_json"]
+__all__ = ["HISTORY_CLOSING", "SftFormat", "ToolsShown", "dataset_info_entry", "sft_samples",
+           "tools_json"]
 
 SftFormat = Literal["sharegpt", "alpaca"]
+ToolsShown = Literal["all", "used"]
 
 #: the history-only reply after a turn that ends on a tool result (sharegpt alternation)
 HISTORY_CLOSING = "Done."
@@ -104,10 +106,19 @@ def _alpaca(turns: list[TurnExchange], target: _Target) -> tuple[str, str, list[
     raise AssertionError("target outside the turns")
 
 
-def sft_samples(trajectory: Trajectory, fmt: SftFormat = "sharegpt") -> list[dict[str, Any]]:
-    """Every SFT sample of one trajectory, in order; each carries `id` = `<traj id>#<k>`."""
+def sft_samples(trajectory: Trajectory, fmt: SftFormat = "sharegpt",
+                tools: ToolsShown = "all") -> list[dict[str, Any]]:
+    """Every SFT sample of one trajectory, in order; each carries `id` = `<traj id>#<k>`.
+
+    `tools="all"` shows every tool of the trajectory's environments (what the evaluation
+    shows); `"used"` only those the trajectory calls, for short CPU runs where a few
+    thousand tokens of tool schemas per sample would dominate the cost.
+    """
     turns = [t for t in exchange(trajectory) if t.has_calls]
     specs = tool_specs(trajectory)
+    if tools == "used":
+        called = {c.name for t in turns for s in t.steps for c in s.calls}
+        specs = [(name, spec) for name, spec in specs if name in called]
     out: list[dict[str, Any]] = []
     for k, target in enumerate(_targets(turns)):
         sample_id = f"{trajectory.id}#{k}"

@@ -221,3 +221,9 @@ def test_held_out_and_duplicate_trajectories_are_refused(tmp_path: Path) -> None
     twice.write_text(task().model_dump_json() + "\n" + task().model_dump_json() + "\n")
     with pytest.raises(ValueError, match="t-1 already read"):
         export([twice], tmp_path / "out")
+
+
+def test_used_tools_only_lists_what_the_trajectory_calls() -> None:
+    names = [[t["name"] for t in json.loads(s["tools"])]
+             for s in sft_samples(task(), tools="used")]
+    assert names == [["bank_ledger-find_customer", "bank_ledger-list_accounts"]] * 3
