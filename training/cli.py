@@ -31,15 +31,12 @@ def export_cmd(
                                             "environments, as evaluated) | used.")] = "all",
 ) -> None:
     """Export trajectories as LlamaFactory SFT data and verl RL parquet."""
-    import datasets
-
     from training.export import export
 
     if fmt not in ("sharegpt", "alpaca"):
         raise typer.BadParameter(f"--format {fmt!r}: use sharegpt or alpaca")
     if tools not in ("all", "used"):
         raise typer.BadParameter(f"--tools {tools!r}: use all or used")
-    datasets.disable_progress_bars()
     console = Console()
     try:
         summary = export(data, out, fmt=fmt, val_ratio=val_ratio, seed=seed,  # type: ignore[arg-type]

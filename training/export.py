@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import datasets
 import yaml
 from datasets import Dataset, Features, List, Value
 from pydantic import BaseModel
@@ -126,6 +127,7 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
     `tools` chooses the SFT samples' tool list (see `sft_samples`)."""
     if not 0 <= val_ratio < 1:
         raise ValueError(f"val_ratio must be in [0, 1), got {val_ratio}")
+    datasets.disable_progress_bars()  # callers show their own progress
     trajectories = _read(inputs)
     held = val_ids([t.id for t in trajectories], val_ratio, seed)
     samples: list[dict[str, Any]] = []
