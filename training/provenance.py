@@ -1,0 +1,86 @@
+"""Where a checkpoint comes from: `envfactory_provenance.json` beside its weights.
+
+Training launchers write one with `write_provenance(checkpoint_dir, prov)`; the scorer
+(`training/autoscore.py`) reads it back with `read_provenance` and copies it into the
+metadata of every Inspect log it writes, so the leaderboard can group the checkpoints of
+one run. A directory without the file (a plain HF model directory, e.g. the base model)
+reads as None; the scorer then records it as method "base".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+__all__ = ["PROVENANCE_FILE", "CheckpointProvenance", "file_sha256", "read_provenance",
+           "write_provenance"]
+
+PROVENANCE_FILE = "envfactory_provenance.json"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class CheckpointProvenance(BaseModel):
+    """One checkpoint's origin: its run, method, base model, step, data and config."""
+
+    run_id: str
+    method: Literal["sft", "grpo", "base"]
+    base_model: str
+    step: int | None = None
+    data: dict[str, str] = Field(default_factory=dict)
+    """Training data files: path -> sha256 of the file's bytes."""
+    config_sha256: str | None = None
+    created: str = Field(default_factory=_now)
+    """ISO 8601 time the checkpoint (or this record) was written."""
+
+
+def write_provenance(checkpoint_dir: Path | str, prov: CheckpointProvenance) -> Path:
+    """Write `prov` to `<checkpoint_dir>/envfactory_provenance.json` (atomically) and
+    return the file's path. The directory must exist."""
+    directory = Path(checkpoint_dir)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory}: not a directory; cannot write provenance")
+    path = directory / PROVENANCE_FILE
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{PROVENANCE_FILE}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(prov.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_provenance(checkpoint_dir: Path | str) -> CheckpointProvenance | None:
+    """The provenance written beside a checkpoint, or None when the directory has none.
+
+    A file that exists but is not a valid record raises `ValueError` naming it: a
+    checkpoint with broken provenance must not be scored as the base model.
+    """
+    path = Path(checkpoint_dir) / PROVENANCE_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return CheckpointProvenance.model_validate_json(text)
+    except ValidationError as e:
+        raise ValueError(f"{path}: not a valid provenance record: {e}") from None
+
+
+def file_sha256(path: Path | str) -> str:
+    """sha256 of a file's bytes (what `CheckpointProvenance.data` holds per file)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
