@@ -28,9 +28,11 @@ policy saw are what our environments return (`ToolResult.text()`), cut in the mi
 `envfactory_final_state`; the reward equals `compute_score` on the decoded response; the
 response mask covers exactly the generated tokens; advantages are +-1/sqrt(2).
 
-Two strict xfails pin problems found on the way (each names its fix; it XPASSes, and so
-fails, once fixed): the presets' length filter drops every row, and a request id verl
-reuses (`rollout.full_determinism`) resumes an earlier trajectory's world.
+Two regression tests pin problems found on the way: verl's length filter must keep our
+rows under both presets (it renders tools from `data.tool_config_path`, which the presets
+set to null, not the row's `tool_selection`), and a request id verl reuses
+(`rollout.full_determinism`) must start from its own row's start state, never from an
+earlier trajectory's world.
 """
 
 from __future__ import annotations
@@ -369,11 +371,6 @@ def test_verls_tool_loop_scores_oracle_and_negative_rollouts_of_our_rows(
           f"(export {exported['export_seconds']:.1f} s)")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "verl's length filter renders every tool of rl/tools.yaml (data.tool_config_path "
-    "defaults to multi_turn.tool_config_path), not the row's tool_selection: ~19-22k "
-    "tokens a prompt, over both presets' max_prompt_length, so every row is dropped; "
-    "fix: `data.tool_config_path=null` in training/verl/configs/*.yaml"))
 @pytest.mark.parametrize("preset", ["paper", "gpu-smoke"])
 def test_the_presets_length_filter_keeps_our_rows(exported: dict[str, Any],
                                                    preset: str) -> None:
@@ -383,11 +380,6 @@ def test_the_presets_length_filter_keeps_our_rows(exported: dict[str, Any],
     assert len(load_rows(exported, config)) == 4
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "RolloutSessions reuses the world cached under a request id; verl reuses request ids "
-    "(rollout.full_determinism: det-<priority> every step), so a later trajectory starts "
-    "from an earlier one's end state; fix: RolloutSessions._world reuses a cached world "
-    "only when extra_fields already holds STATE_KEY"))
 def test_a_reused_request_id_starts_from_its_rows_start_state(
         exported: dict[str, Any]) -> None:
     # n=1: the one trajectory of the row is the oracle's, request id det-0 in both steps

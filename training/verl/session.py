@@ -8,8 +8,10 @@ the trajectory's `AgentData`: its `request_id`, the row's `tools_kwargs` and
 - the row's `extra_info.tools_kwargs["envfactory"]` carries the environments and the turn's
   start state (`ROW_KEY`);
 - the first call of a trajectory builds a `World` from it; later calls reuse it from a
-  per-process cache keyed by `request_id` (bounded; an evicted world is rebuilt from the
-  last recorded state, so eviction changes cost, never results);
+  per-process cache keyed by `request_id` (bounded, since verl has no end-of-trajectory
+  hook to release it; an evicted world is rebuilt from the last recorded state, so
+  eviction changes cost, never results; a cached world is only reused once the
+  trajectory has recorded a state, because verl may reuse a request id);
 - after every call the executed call (name, arguments, accepted or not) and the world's
   snapshot are written into `extra_fields` (`CALLS_KEY`, `STATE_KEY`), which is where the
   reward reads the agent's final state and calls.
@@ -40,14 +42,17 @@ def row_tools_kwargs(environments: list[str], start_state: dict[str, Any]) -> di
 class RolloutSessions:
     """Worlds of the trajectories a rollout worker is running, keyed by request id."""
 
-    def __init__(self, max_worlds: int = 4096) -> None:
+    def __init__(self, max_worlds: int = 512) -> None:
         self.max_worlds = max_worlds
         self._worlds: OrderedDict[str, World] = OrderedDict()
 
     def _world(self, request_id: str, tools_kwargs: MutableMapping[str, Any],
                extra_fields: MutableMapping[str, Any]) -> World:
         world = self._worlds.get(request_id)
-        if world is not None:
+        # a trajectory's first call has no recorded state yet: a world cached under its id
+        # then belongs to an earlier trajectory (verl reuses ids: `det-<priority>` under
+        # full_determinism), never to this one
+        if world is not None and STATE_KEY in extra_fields:
             self._worlds.move_to_end(request_id)
             return world
         row = tools_kwargs.get(ROW_KEY)
