@@ -166,9 +166,10 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
         history = history + _chat(chosen.messages)
         # the chosen candidate's exchange (what SFT exports train on); the simulated user's
         # stop message ends the turn and was never shown to the solver
-        recorded += [m.model_copy(update={"turn": t}) for m in chosen.messages
+        recorded += [m.model_copy(update={"turn": t}, deep=True) for m in chosen.messages
                      if not (m.role == "user" and USER_STOP in (m.content or ""))]
         transcript += _conversation(chosen.messages) + "\n"
+    _renumber_call_ids(recorded)
     trajectory = Trajectory(
         id=traj_id, environments=envs, initial_state=initial, turns=turns, final_state=state,
         messages=recorded,
@@ -185,6 +186,18 @@ async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
     if problems:
         raise _Reject("check_failed", "; ".join(problems))
     return Kept(trajectory=trajectory, accept_rate=sum(rates) / len(rates))
+
+
+def _renumber_call_ids(messages: list[Message]) -> None:
+    """Tool-call ids as `call_<n>` in order of appearance: providers make them up (often at
+    random), and a trajectory must be a function of the run's inputs, so that a resumed
+    run writes the same bytes as an uninterrupted one."""
+    ids: dict[str, str] = {}
+    for m in messages:
+        for c in m.tool_calls or []:
+            c.id = ids.setdefault(c.id, f"call_{len(ids)}")
+        if m.tool_call_id is not None:
+            m.tool_call_id = ids.get(m.tool_call_id, m.tool_call_id)
 
 
 def _describe(c: Candidate) -> str:
