@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,19 +110,31 @@ def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path
     config = Qwen3Config(**settings)
     torch.manual_seed(TINY_QWEN3_SEED)
     model = Qwen3ForCausalLM(config)
-    staging = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+
+    def build(staging: Path) -> None:
         tokenizer.save_pretrained(staging)
         model.save_pretrained(staging)
-        (staging / MARKER).write_text(json.dumps(expected, indent=2) + "\n")
+
+    _build_in_place(out_dir, expected, build)
+    _console.print(f"[green]tiny Qwen3 prepared in {out_dir}[/green]")
+    return out_dir
+
+
+def _build_in_place(out_dir: Path, marker: dict[str, Any],
+                    build: Callable[[Path], None]) -> None:
+    """`build` into a staging directory beside `out_dir`, write the marker, then swap it into
+    place, so an interrupted run never leaves a half-written model behind."""
+    staging = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        build(staging)
+        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _console.print(f"[green]tiny Qwen3 prepared in {out_dir}[/green]")
-    return out_dir
 
 
 def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
@@ -143,17 +156,7 @@ def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
     if not force and _read_marker(out_dir) == expected:
         return out_dir
 
-    staging = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        _convert(gguf_path, staging)
-        (staging / MARKER).write_text(json.dumps(expected, indent=2) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    _build_in_place(out_dir, expected, lambda staging: _convert(gguf_path, staging))
     _console.print(f"[green]SmolLM2 prepared in {out_dir}[/green]")
     return out_dir
 
