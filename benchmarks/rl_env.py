@@ -12,9 +12,11 @@ machine) by phase, and per call.
 
 The comparison: one greedy decode step (one new token, KV cache warm) of the embedded
 SmolLM2-135M on this CPU, when it is prepared (`envfactory models prepare smollm2`), the
-smallest real policy one would train here; a rollout turn generates tens to hundreds of
-tokens per call, so `env_per_call / decode_step` far below 1 means the environment never
-limits RL. Ends with one JSON line.
+smallest real policy one would train here. A call costs the policy one decode step per
+token of its `<tool_call>` block (`call_tokens`, the gold calls' mean in SmolLM2's
+tokenizer), so `env_call_over_call_generation` is the environment's share beside the
+generation of the very call it runs; far below 1 means the environment never limits RL.
+Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ def _rollout(row: dict[str, Any], sessions: RolloutSessions, rid: str) -> tuple[
     return t1 - t0, t2 - t1, t3 - t2, float(len(calls)), score
 
 
-def _decode_step_us() -> float | None:
-    """CPU µs of one greedy SmolLM2 decode step (None when the model is not prepared)."""
+def _decode_step_us(rows: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """(CPU µs of one greedy SmolLM2 decode step, mean tokens of one gold `<tool_call>`
+    block in its tokenizer), or None when the model is not prepared."""
     from training import local_models
 
     path = local_models.prepared_models().get("smollm2")
@@ -85,7 +88,11 @@ def _decode_step_us() -> float | None:
         for _ in range(steps):
             out = model(nxt, past_key_values=past, use_cache=True)
             past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
-        return (time.process_time() - t0) / steps * 1e6
+        step_us = (time.process_time() - t0) / steps * 1e6
+    blocks = [f"<tool_call>\n{json.dumps({'name': g['name'], 'arguments': g['arguments']})}"
+              "\n</tool_call>" for r in rows for g in json.loads(r["reward_model"]["ground_truth"])]
+    tokens = sum(len(tok(b).input_ids) for b in blocks) / len(blocks)
+    return step_us, tokens
 
 
 def main() -> None:
@@ -112,7 +119,8 @@ def main() -> None:
            (("restore_us", restore), ("calls_us", calls), ("reward_us", reward))}
     total_us = sum(per.values())
     per_call_us = (restore + calls + reward) / n_calls * 1e6
-    decode = None if args.no_generation else _decode_step_us()
+    generation = None if args.no_generation else _decode_step_us(rows)
+    decode, call_tokens = generation if generation else (None, None)
     table = Table(title=f"Environment cost per RL trajectory ({trajectories} oracle rollouts, "
                         f"{n_calls / trajectories:.2f} calls each, CPU µs)")
     table.add_column("figure")
@@ -121,8 +129,10 @@ def main() -> None:
                         ("per tool call (all phases)", per_call_us),
                         ("SmolLM2 decode step", decode)]:
         table.add_row(name, "not prepared" if value is None else f"{value:,.0f}")
-    if decode:
+    if decode and call_tokens:
         table.add_row("env per call / decode step", f"{per_call_us / decode:.3f}")
+        table.add_row(f"env per call / generating the call ({call_tokens:.0f} tokens)",
+                      f"{per_call_us / (decode * call_tokens):.4f}")
     console.print(table)
     print(json.dumps({"benchmark": "rl_env", "trajectories": trajectories,
                       "calls_per_trajectory": round(n_calls / trajectories, 3),
@@ -132,6 +142,9 @@ def main() -> None:
                       "decode_step_us": None if decode is None else round(decode, 1),
                       "env_call_over_decode_step": None if not decode
                       else round(per_call_us / decode, 4),
+                      "call_tokens": None if not call_tokens else round(call_tokens, 1),
+                      "env_call_over_call_generation": None if not (decode and call_tokens)
+                      else round(per_call_us / (decode * call_tokens), 5),
                       "oracle_mean_score": round(sum(scores) / len(scores), 4)}))
 
 
