@@ -214,6 +214,7 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
     """Train, stamp provenance, optionally merge; see the module docstring."""
     console = console or Console()
     started = time.perf_counter()
+    cli = llamafactory_cli()  # before any work: without the train stack nothing can run
     out = config.output_dir
     out.mkdir(parents=True, exist_ok=True)
     base = config.model or DEFAULT_MODELS[config.preset]
@@ -225,7 +226,6 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
     (out / "envfactory_sft.json").write_text(config.model_dump_json(indent=2) + "\n",
                                              encoding="utf-8")
     config_sha = _sha256(lf_yaml)
-    cli = llamafactory_cli()
     rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, console, "SFT")
     losses = [r["loss"] for r in rows if "loss" in r]
     steps = max((int(r.get("current_steps", 0)) for r in rows), default=0)
