@@ -22,7 +22,7 @@ import envfactory
 from synthesis.cli import synth_app
 from tasks._mcp_atlas.cli import app as mcp_atlas_app
 from training.autoscore import score_app
-from training.cli import train_app
+from training.cli import demo_cmd, train_app
 
 app = typer.Typer(help="envfactory: tool-use agent environments, evaluation and training.",
                   no_args_is_help=True)
@@ -41,6 +41,7 @@ app.add_typer(mcp_atlas_app, name="mcp-atlas")
 app.add_typer(synth_app, name="synth")
 app.add_typer(train_app, name="train")
 app.add_typer(score_app, name="score")
+app.command("demo")(demo_cmd)
 console = Console()
 
 

