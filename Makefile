@@ -8,7 +8,7 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install install-mcp-atlas install-train lock-train demo test test-no-shared \
+.PHONY: install install-mcp-atlas install-train lock-train demo demo-loop test test-no-shared \
     test-slow test-train test-train-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
@@ -98,6 +98,13 @@ demo: install
 	    --sample-id $(DEMO_SAMPLES) \
 	    --model hf/local -M model_path=$$(envfactory models prepare smollm2) \
 	    -M device=cpu -M do_sample=false --max-tokens 64 --log-dir $(LOG_DIR)
+
+# The method in miniature, offline (needs the train stack): a LoRA SFT of SmolLM2 on our
+# training split with LlamaFactory, then the base and the tuned model auto-scored on the
+# quick suite (one held-out EnvFactory task, one BFCL multi-turn entry) side by side. The
+# tuned model and the finished logs are cached, so a second run only prints the table.
+demo-loop: install install-train
+	OMP_NUM_THREADS=2 $(TRAIN_VENV)/bin/envfactory demo --limit 1 --max-tokens 64
 
 # Test selection lives here, not in pyproject's addopts: `make test` is the quick suite
 # (README); tests marked @pytest.mark.slow (full oracle sweeps, concurrency runs, every
