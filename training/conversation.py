@@ -59,6 +59,8 @@ class Step(BaseModel):
 class TurnExchange(BaseModel):
     user: str
     steps: list[Step]
+    #: replayed exchanges only: every environment's state after the turn's gold calls
+    state_after: dict[str, dict[str, Any]] | None = None
 
     @property
     def has_calls(self) -> bool:
@@ -90,7 +92,7 @@ def _replay(trajectory: Trajectory) -> list[TurnExchange]:
                                                   result=result.text(), ok=result.ok)]))
         if turn.assistant:
             steps.append(Step(text=turn.assistant))
-        turns.append(TurnExchange(user=turn.user, steps=steps))
+        turns.append(TurnExchange(user=turn.user, steps=steps, state_after=world.snapshot()))
     return turns
 
 

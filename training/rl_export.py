@@ -25,7 +25,7 @@ from typing import Any
 from envs.world import World
 from harness.prompts import AGENT_SYSTEM_PROMPT
 from harness.trajectory import Trajectory
-from training.conversation import exchange
+from training.conversation import TurnExchange, exchange
 from training.verl.session import row_tools_kwargs
 
 __all__ = ["AGENT_NAME", "DATA_SOURCE", "TOOL_CLASS", "gold_states", "rl_rows", "tools_config"]
@@ -48,21 +48,15 @@ def tools_config(environments: list[str]) -> dict[str, Any]:
         for name, spec in World(environments).tools()]}
 
 
-def gold_states(trajectory: Trajectory) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def gold_states(trajectory: Trajectory, replayed: list[TurnExchange]
+                ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(state before, gold state after) per turn: recorded where the task has them,
-    otherwise computed by replaying the gold calls from the initial state."""
+    otherwise the states of its replayed exchange (`exchange(..., replay=True)`)."""
     recorded = [t.gold_state_after for t in trajectory.turns]
-    if all(s is not None for s in recorded):
-        befores = [trajectory.initial_state, *recorded[:-1]]
-        return [(b, a) for b, a in zip(befores, recorded, strict=True)]  # type: ignore[misc]
-    world = World(trajectory.environments, trajectory.initial_state)
-    out = []
-    for turn in trajectory.turns:
-        before = world.snapshot()
-        for call in turn.gold_calls:
-            world.call(call.env, call.name, call.arguments)
-        out.append((before, world.snapshot()))
-    return out
+    afters = recorded if all(s is not None for s in recorded) else [
+        t.state_after for t in replayed]
+    befores = [trajectory.initial_state, *afters[:-1]]
+    return [(b, a) for b, a in zip(befores, afters, strict=True)]  # type: ignore[misc]
 
 
 def _push(messages: list[dict[str, str]], role: str, content: str) -> None:
@@ -75,7 +69,7 @@ def _push(messages: list[dict[str, str]], role: str, content: str) -> None:
 def rl_rows(trajectory: Trajectory, split: str) -> list[dict[str, Any]]:
     """The RL rows of one trajectory (turns without gold calls give none)."""
     turns = exchange(trajectory, replay=True)  # the gold history, one entry per turn
-    states = gold_states(trajectory)
+    states = gold_states(trajectory, turns)
     history: list[dict[str, str]] = [{"role": "system", "content": AGENT_SYSTEM_PROMPT}]
     tools = [name for name, _ in World(trajectory.environments).tools()]
     rows = []

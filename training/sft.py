@@ -25,7 +25,6 @@ its `llamafactory-cli`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -41,7 +40,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from training.export import SFT_NAME, export
-from training.provenance import CheckpointProvenance, write_provenance
+from training.provenance import CheckpointProvenance, file_sha256, write_provenance
 
 __all__ = ["PRESETS", "SftConfig", "SftResult", "llamafactory_cli", "render", "run_sft"]
 
@@ -117,10 +116,6 @@ class SftResult(BaseModel):
     last_loss: float | None
     wall_s: float
     config_sha256: str
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def resolve_model(name: str) -> str:
@@ -225,7 +220,7 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
                                       sort_keys=True), encoding="utf-8")
     (out / "envfactory_sft.json").write_text(config.model_dump_json(indent=2) + "\n",
                                              encoding="utf-8")
-    config_sha = _sha256(lf_yaml)
+    config_sha = file_sha256(lf_yaml)
     rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, console, "SFT")
     losses = [r["loss"] for r in rows if "loss" in r]
     steps = max((int(r.get("current_steps", 0)) for r in rows), default=0)
