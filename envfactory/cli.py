@@ -68,6 +68,7 @@ def env_list() -> None:
     """List every registered environment with its tool count. One whose data cannot be
     read here (τ² offline, with no local copy) is listed with the reason, not fatal."""
     from envs import registry
+    from envs.generated import GeneratedEnvError
 
     table = Table(title="environments")
     for col in ("name", "tools", "write tools", "source"):
@@ -75,7 +76,9 @@ def env_list() -> None:
     for entry in registry.all_entries():
         try:
             specs = entry.specs()
-        except OSError as e:  # FileNotFoundError: release files neither local nor fetchable
+        # FileNotFoundError: release files neither local nor fetchable; a generated file
+        # that no longer loads
+        except (OSError, GeneratedEnvError) as e:
             table.add_row(entry.name, "-", "-",
                           f"{entry.source} [red](unavailable: {escape(str(e))})[/red]")
             continue

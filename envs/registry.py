@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from envs.base import Environment, ToolSpec
 
@@ -75,8 +77,26 @@ def _tau2_entries() -> list[EnvEntry]:
     ]
 
 
+def _generated_entries() -> list[EnvEntry]:
+    """EnvGen's registered environments (`envs.generated`), as `generated/<name>`. Each is
+    loaded on first use, so a broken file fails its own entry (its specs and factory raise
+    `GeneratedEnvError`), never the listing."""
+    from envs.generated import PREFIX, list_generated, load_generated
+
+    def lazy(path: Path, attribute: str) -> Callable[[], Any]:
+        return lambda: getattr(load_generated(path), attribute)()
+
+    return [
+        EnvEntry(name=PREFIX + name, source=f"generated ({info.get('kind', 'unregistered')})",
+                 description=str(info.get("description", "")),
+                 factory=lazy(path, "factory"), specs=lazy(path, "specs"))
+        for name, path, info in list_generated()
+    ]
+
+
 def all_entries() -> list[EnvEntry]:
-    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries(), key=lambda e: e.name)
+    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries() + _generated_entries(),
+                  key=lambda e: e.name)
 
 
 def _import_entry(spec: str) -> EnvEntry:
@@ -107,6 +127,13 @@ def get(name: str) -> EnvEntry:
         raise KeyError(
             f"unknown environment {name!r}; known: {', '.join(sorted(entries)) or '(none)'}"
         )
+    if name.startswith("generated/"):  # a broken file: say why here, not at first use
+        from envs.generated import GeneratedEnvError
+
+        try:
+            entries[name].specs()
+        except GeneratedEnvError as e:
+            raise KeyError(f"environment {name!r} cannot be loaded: {e}") from e
     return entries[name]
 
 
