@@ -20,7 +20,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import pytest
 import yaml
 
 #: files stored through the LFS path (datasets 5.x deletes its parquet shards after
@@ -197,7 +202,7 @@ class FakeHub:
         url = self._repo_url(repo_type, repo_id)
         if (repo_type, repo_id) in self.repos:
             return 409, {"error": "You already created this repo", "url": url}
-        repo = Repo(type=repo_type, repo_id=repo_id, private=bool(body.get("private")))
+        repo = Repo(type=repo_type, repo_id=repo_id, private=_private(body) or False)
         blob = self._store(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", lfs=False)
         self._new_commit(repo, "main", "initial commit", {".gitattributes": blob})
         self.repos[(repo_type, repo_id)] = repo
@@ -331,6 +336,14 @@ class FakeHub:
             elif any(p.startswith(path + "/") for p in commit.files):
                 out.append({"type": "directory", "path": path, "oid": "0" * 40, "size": 0})
         return out
+
+
+def _private(body: dict[str, Any]) -> bool | None:
+    """The visibility a create/settings body asks for (hub 1.x sends `visibility`, older
+    clients `private`); None when it asks for none."""
+    if "visibility" in body:
+        return body["visibility"] != "public"
+    return bool(body["private"]) if "private" in body else None
 
 
 def _front_matter(text: str) -> dict[str, Any] | None:
@@ -476,9 +489,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, {})
         if action == "settings" and method == "PUT":
             self._require_auth(auth)
-            settings = json.loads(body)
-            if "private" in settings:
-                repo.private = bool(settings["private"])
+            private = _private(json.loads(body))
+            if private is not None:
+                repo.private = private
             return self._json(200, {})
         if action == "tree" and method == "GET":
             revision, folder = args[0], "/".join(args[1:])
@@ -513,3 +526,61 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if method == "GET":
             self.wfile.write(data)
+
+
+# --- pointing the clients at a fake hub -----------------------------------------------
+
+def client_env(hub: FakeHub, home: Path, token: str) -> dict[str, str]:
+    """The environment a fresh process needs to use `hub` (and nothing else): endpoint,
+    token, an isolated HF_HOME, Xet off (notes §7.3), no offline switch."""
+    return {"HF_ENDPOINT": hub.url, "HF_TOKEN": token, "HF_HOME": str(home),
+            "HF_HUB_DISABLE_XET": "1", "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0",
+            "TRANSFORMERS_OFFLINE": "0", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+
+
+def use_in_process(hub: FakeHub, home: Path, token: str, monkeypatch: Any) -> None:
+    """Point this process's clients at `hub`. huggingface_hub reads its settings into
+    `constants` when first imported (often before a test runs), so besides the variables
+    the constants derived from them are patched too: the endpoint, Xet, the cache and the
+    token files (so a token stored by the user's own login is never read)."""
+    from huggingface_hub import constants
+
+    for key, value in client_env(hub, home, token).items():
+        monkeypatch.setenv(key, value)
+    patched = {
+        "ENDPOINT": hub.url,
+        "HUGGINGFACE_CO_URL_TEMPLATE": hub.url + "/{repo_id}/resolve/{revision}/{filename}",
+        "HF_HUB_DISABLE_XET": True, "HF_HUB_OFFLINE": False, "HF_HOME": str(home),
+        "HF_HUB_CACHE": str(home / "hub"), "HF_TOKEN_PATH": str(home / "token"),
+        "HF_STORED_TOKENS_PATH": str(home / "stored_tokens"),
+    }
+    for name, value in patched.items():
+        monkeypatch.setattr(constants, name, value)
+
+
+TOKEN = "hf_FakeHubTestToken0123456789abcdef"
+"""The dummy token every test sends; tests assert it never shows up where it must not."""
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A running fake Hub with this process's clients pointed at it (`use_in_process`)."""
+    hub = FakeHub.start(tmp_path / "fake-hub")
+    use_in_process(hub, tmp_path / "hf-home", TOKEN, monkeypatch)
+    try:
+        yield hub
+    finally:
+        hub.stop()
+
+
+def run_client(code: str, hub: FakeHub, home: Path, timeout: float = 180) -> Any:
+    """Run `code` in a fresh Python process whose Hub settings point at `hub` (set before
+    anything imports huggingface_hub, as for a user); return the JSON of its last line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    env.update(client_env(hub, home, TOKEN))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO_ROOT, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
