@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import envfactory
+from leaderboard.cli import leaderboard_app
 from leaderboard.hub_cli import hub_app
 from synthesis.cli import synth_app
 from tasks._mcp_atlas.cli import app as mcp_atlas_app
@@ -42,6 +43,7 @@ app.add_typer(mcp_atlas_app, name="mcp-atlas")
 app.add_typer(synth_app, name="synth")
 app.add_typer(train_app, name="train")
 app.add_typer(score_app, name="score")
+app.add_typer(leaderboard_app, name="leaderboard")
 app.add_typer(hub_app, name="hub")
 app.command("demo")(demo_cmd)
 console = Console()

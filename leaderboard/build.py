@@ -1,0 +1,79 @@
+"""`leaderboard build`: logs → table, taxonomy, Markdown/CSV/JSON, plots and the page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from leaderboard.baselines import BASELINES_FILE, load_baselines
+from leaderboard.outputs import write_outputs
+from leaderboard.plots import write_plots
+from leaderboard.read import find_logs, read_log
+from leaderboard.records import Leaderboard, LogRecord, SkippedLog
+from leaderboard.site import write_site
+from leaderboard.table import build_table, latest_logs
+from leaderboard.taxonomy import taxonomy
+
+__all__ = ["BuildResult", "build", "hub_logs"]
+
+
+class BuildResult(BaseModel):
+    board: Leaderboard
+    files: dict[str, Path]
+    logs: int
+    seconds: dict[str, float]
+    """Wall time per phase (read, table, taxonomy, outputs)."""
+
+
+def hub_logs(repo_id: str, revision: str | None = None) -> Path:
+    """The local folder of Inspect logs `envfactory hub push-results` put in `repo_id`
+    (downloaded by `leaderboard.hub.download_results`)."""
+    from leaderboard.hub import download_results  # the Hub helper's module, loaded on use
+
+    return download_results(repo_id, revision=revision)
+
+
+def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINES_FILE,
+          with_taxonomy: bool = True, max_failures_per_log: int | None = None,
+          with_plots: bool = True, console: Console | None = None) -> BuildResult:
+    """Read every log under `paths`, build the leaderboard and write every output to
+    `out`. `baselines=None` leaves the reported rows out."""
+    console = console or Console(stderr=True)
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    files = find_logs(paths)
+    records: list[LogRecord] = []
+    skipped: list[SkippedLog] = []
+    progress = Progress("[progress.description]{task.description}", BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                        transient=True)
+    with progress:
+        bar = progress.add_task("reading logs", total=len(files))
+        for path in files:
+            result = read_log(path)
+            (records if isinstance(result, LogRecord) else skipped).append(result)  # type: ignore[arg-type]
+            progress.advance(bar)
+        seconds["read"] = time.perf_counter() - start
+        t = time.perf_counter()
+        board = build_table(records, load_baselines(baselines) if baselines else None)
+        board.skipped = skipped
+        seconds["table"] = time.perf_counter() - t
+        if with_taxonomy:
+            t = time.perf_counter()
+            kept, _ = latest_logs(records)
+            bar = progress.add_task("failure taxonomy", total=len(kept))
+            board.taxonomy, board.failed_samples = taxonomy(
+                kept, on_log=lambda: progress.advance(bar), max_per_log=max_failures_per_log)
+            seconds["taxonomy"] = time.perf_counter() - t
+    t = time.perf_counter()
+    written = write_outputs(board, out)
+    plots = write_plots(board, out) if with_plots else []
+    written["html"] = write_site(board, out, plots)
+    seconds["outputs"] = time.perf_counter() - t
+    seconds["total"] = time.perf_counter() - start
+    return BuildResult(board=board, files=written, logs=len(files), seconds=seconds)

@@ -1,0 +1,79 @@
+"""`envfactory leaderboard ...`: build the results table and its page from Inspect logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+__all__ = ["leaderboard_app"]
+
+leaderboard_app = typer.Typer(help="Leaderboard: results table, plots and page from "
+                              "Inspect logs.", no_args_is_help=True)
+console = Console()
+
+
+@leaderboard_app.callback()
+def _group() -> None:
+    """Leaderboard commands (a group, so `build` stays a subcommand on its own too)."""
+
+
+@leaderboard_app.command("build")
+def build_cmd(
+    logs: Annotated[list[Path] | None, typer.Argument(
+        help="Inspect log files or folders (searched recursively).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder (Markdown, CSV, JSON, "
+                                      "index.html, plots/).")] = Path("leaderboard-out"),
+    from_hub: Annotated[str | None, typer.Option(
+        "--from-hub", help="Also read the logs `envfactory hub push-results` pushed to "
+        "this Hub repo.")] = None,
+    revision: Annotated[str | None, typer.Option(
+        help="Revision of the --from-hub repo.")] = None,
+    baselines: Annotated[Path | None, typer.Option(
+        help="Baselines file (default: the shipped EnvFactory-paper table).")] = None,
+    no_baselines: Annotated[bool, typer.Option(
+        "--no-baselines", help="Leave the reported rows out.")] = False,
+    no_taxonomy: Annotated[bool, typer.Option(
+        "--no-taxonomy", help="Skip the failure taxonomy (reads no sample bodies).")]
+    = False,
+    max_failures_per_log: Annotated[int | None, typer.Option(
+        min=1, help="Classify at most this many failed trials per log.")] = None,
+) -> None:
+    """Build the leaderboard: a row per model or checkpoint, a column per benchmark
+    metric with sample counts and 95% intervals, comparability marks, reported
+    baselines, checkpoint curves and the failure taxonomy."""
+    from leaderboard.baselines import BASELINES_FILE
+    from leaderboard.build import build, hub_logs
+
+    paths = list(logs or [])
+    if from_hub:
+        try:
+            paths.append(hub_logs(from_hub, revision))
+        except ImportError:
+            typer.echo("error: --from-hub needs leaderboard/hub.py (envfactory hub), which "
+                       "is not installed here", err=True)
+            raise typer.Exit(1) from None
+        except Exception as e:  # noqa: BLE001 - a Hub failure is reported, not a traceback
+            typer.echo(f"error: --from-hub {from_hub}: {e}", err=True)
+            raise typer.Exit(1) from None
+    if not paths:
+        typer.echo("error: give log files/folders, or --from-hub REPO", err=True)
+        raise typer.Exit(2)
+    try:
+        result = build(paths, out,
+                       baselines=None if no_baselines else (baselines or BASELINES_FILE),
+                       with_taxonomy=not no_taxonomy,
+                       max_failures_per_log=max_failures_per_log)
+    except (FileNotFoundError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    board = result.board
+    measured = sum(r.kind == "measured" for r in board.rows)
+    console.print(f"{result.logs} logs ({len(board.skipped)} left out, "
+                  f"{len(board.superseded)} superseded) -> {measured} measured rows, "
+                  f"{len(board.rows) - measured} reported, {len(board.columns)} columns "
+                  f"in {result.seconds['total']:.2f} s")
+    for kind, path in result.files.items():
+        console.print(f"  {kind}: {path}")

@@ -1,0 +1,132 @@
+"""The table as Markdown, CSV (one line per cell) and JSON (the whole `Leaderboard`).
+
+Percentages everywhere a person reads them; fractions in CSV/JSON, as the logs hold them.
+A cell not comparable with its column carries a `†` and a numbered note saying which
+settings differ; reported (published) numbers are marked `(rep.)` and never get an
+interval they do not have.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from leaderboard.records import Cell, Leaderboard
+
+__all__ = ["cell_text", "to_csv", "to_json", "to_markdown", "write_outputs"]
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def cell_text(cell: Cell) -> str:
+    """`48.5 [40.1, 56.9] n=200` (measured) or `49.0 (rep.)`, with the delta against the
+    base row where there is one."""
+    if cell.reported:
+        text = f"{100 * cell.value:.2f} (rep.)"
+    else:
+        text = _pct(cell.value)
+        if cell.ci_low is not None and cell.ci_high is not None:
+            text += f" [{_pct(cell.ci_low)}, {_pct(cell.ci_high)}]"
+        text += f" n={cell.n}"
+        if cell.epochs > 1:
+            text += f"×{cell.epochs}"
+    if cell.delta is not None:
+        text += f" ({'+' if cell.delta >= 0 else ''}{100 * cell.delta:.2f})"
+    return text
+
+
+def to_markdown(board: Leaderboard) -> str:
+    """A Markdown page: the table, its notes, the columns' reference settings, the
+    checkpoint curves' points and the failure taxonomy."""
+    lines = ["# Leaderboard", ""]
+    lines.append("Values in %; measured cells: mean [95% bootstrap interval over samples] "
+                 "n=samples(×epochs); (rep.) = reported in "
+                 f"{board.baselines_source or 'the paper'}; (±x) = delta against the "
+                 "matching base row; † = not comparable with the rest of its column "
+                 "(see notes).")
+    lines.append("")
+    columns = board.columns
+    lines.append("| model | " + " | ".join(
+        f"**{c.title}**" if c.headline else c.title for c in columns) + " |")
+    lines.append("|---|" + "---|" * len(columns))
+    notes: list[str] = []
+    for row in board.rows:
+        cells = []
+        for c in columns:
+            cell = row.cells.get(c.key)
+            if cell is None:
+                cells.append("")
+                continue
+            text = cell_text(cell)
+            if cell.note and (not cell.comparable or cell.reported):
+                notes.append(f"{row.label} / {c.title}: {cell.note}")
+                text += f" {'†' if not cell.comparable else ''}[{len(notes)}]"
+            cells.append(text)
+        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+    if notes:
+        lines += ["", "Notes:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)]
+    refs = [(c.title, c.reference) for c in columns if c.reference and c.headline]
+    if refs:
+        lines += ["", "## Column settings (what comparable cells share)", ""]
+        for title, ref in refs:
+            shown = ", ".join(f"{k}={v}" for k, v in ref.items() if len(v) < 80)
+            lines.append(f"- {title}: {shown}")
+    if board.curves:
+        lines += ["", "## Checkpoint curves", ""]
+        for run_id, per_col in board.curves.items():
+            for key, points in per_col.items():
+                pts = ", ".join(f"step {p.step}: {_pct(p.value)}" for p in points)
+                lines.append(f"- {run_id} · {key}: {pts}")
+    if board.taxonomy:
+        lines += ["", "## Failure taxonomy", "",
+                  "| model | benchmark | failure | count | example (log, sample) |",
+                  "|---|---|---|---|---|"]
+        for t in board.taxonomy:
+            ex = t.examples[0] if t.examples else None
+            where = f"{Path(ex.log).name} `{ex.sample_id}`" if ex else ""
+            lines.append(f"| {t.row} | {t.benchmark} | {t.category} | {t.count} | {where} |")
+    if board.skipped:
+        lines += ["", "## Logs left out", ""]
+        lines += [f"- {s.path}: {s.reason}" for s in board.skipped]
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ("row", "kind", "column", "value", "ci_low", "ci_high", "ci_method", "n",
+              "epochs", "comparable", "delta", "note", "source", "logs")
+
+
+def to_csv(board: Leaderboard) -> str:
+    """One line per cell (long format), fractions as the logs hold them."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in board.rows:
+        for c in board.columns:
+            cell = row.cells.get(c.key)
+            if cell is None:
+                continue
+            writer.writerow({
+                "row": row.label, "kind": row.kind, "column": c.key, "value": cell.value,
+                "ci_low": cell.ci_low, "ci_high": cell.ci_high, "ci_method": cell.ci_method,
+                "n": cell.n, "epochs": cell.epochs, "comparable": cell.comparable,
+                "delta": cell.delta, "note": cell.note or "", "source": cell.source or "",
+                "logs": " ".join(cell.logs)})
+    return out.getvalue()
+
+
+def to_json(board: Leaderboard) -> str:
+    return board.model_dump_json(indent=1) + "\n"
+
+
+def write_outputs(board: Leaderboard, out: Path) -> dict[str, Path]:
+    """leaderboard.md, leaderboard.csv and leaderboard.json under `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": out / "leaderboard.md", "csv": out / "leaderboard.csv",
+             "json": out / "leaderboard.json"}
+    files["markdown"].write_text(to_markdown(board), encoding="utf-8")
+    files["csv"].write_text(to_csv(board), encoding="utf-8")
+    files["json"].write_text(to_json(board), encoding="utf-8")
+    return files

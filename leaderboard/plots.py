@@ -1,0 +1,122 @@
+"""The page's plots, as SVG files (matplotlib, no display needed): per-benchmark bars with
+95% intervals (reported baselines hatched, non-comparable cells faded), score-vs-step
+curves per training run, and failure-taxonomy bars."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402 - after choosing the headless backend
+
+from leaderboard.records import Leaderboard  # noqa: E402
+from leaderboard.taxonomy import CATEGORIES  # noqa: E402
+
+__all__ = ["write_plots"]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def _bars(board: Leaderboard, key: str, title: str, path: Path) -> bool:
+    rows = [(r, r.cells[key]) for r in board.rows if key in r.cells]
+    if not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
+    labels = [r.label for r, _ in rows]
+    values = [100 * c.value for _, c in rows]
+    lows = [100 * (c.value - c.ci_low) if c.ci_low is not None else 0 for _, c in rows]
+    highs = [100 * (c.ci_high - c.value) if c.ci_high is not None else 0 for _, c in rows]
+    colors = ["#bbbbbb" if c.reported else "#4c72b0" if c.comparable else "#dd8452"
+              for _, c in rows]
+    bars = ax.barh(range(len(rows)), values, xerr=[lows, highs], color=colors,
+                   capsize=3, edgecolor="#333333", linewidth=0.4)
+    for bar, (_, c) in zip(bars, rows, strict=True):
+        if c.reported:
+            bar.set_hatch("//")
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("%  (blue: measured, orange: not comparable, grey: reported)")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def _curve(board: Leaderboard, run_id: str, path: Path) -> bool:
+    per_col = board.curves.get(run_id, {})
+    titles = {c.key: c.title for c in board.columns if c.headline}
+    shown = {k: v for k, v in per_col.items() if k in titles}
+    if not shown:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for key, points in shown.items():
+        steps = [p.step for p in points]
+        values = [100 * p.value for p in points]
+        line = ax.plot(steps, values, marker="o", label=titles[key])[0]
+        lows = [100 * (p.ci_low if p.ci_low is not None else p.value) for p in points]
+        highs = [100 * (p.ci_high if p.ci_high is not None else p.value) for p in points]
+        ax.fill_between(steps, lows, highs, alpha=0.15, color=line.get_color())
+    ax.set_xlabel("training step (0 = base model)")
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"run {run_id}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def _taxonomy(board: Leaderboard, path: Path) -> bool:
+    if not board.taxonomy:
+        return False
+    groups: dict[str, dict[str, int]] = defaultdict(dict)
+    for t in board.taxonomy:
+        groups[f"{t.row} · {t.benchmark}"][t.category] = t.count
+    labels = sorted(groups)
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(labels) + 1.6))
+    left = [0] * len(labels)
+    cmap = plt.get_cmap("tab20")
+    for i, category in enumerate(CATEGORIES):
+        counts = [groups[label].get(category, 0) for label in labels]
+        if not any(counts):
+            continue
+        ax.barh(range(len(labels)), counts, left=left, label=category, color=cmap(i))
+        left = [a + b for a, b in zip(left, counts, strict=True)]
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("failed trials")
+    ax.set_title("Failure taxonomy")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def write_plots(board: Leaderboard, out: Path) -> list[Path]:
+    """Every plot under `out/plots/`; returns the files written."""
+    folder = out / "plots"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for c in board.columns:
+        if c.headline:
+            path = folder / f"bars_{_slug(c.key)}.svg"
+            if _bars(board, c.key, c.title, path):
+                written.append(path)
+    for run_id in board.curves:
+        path = folder / f"curve_{_slug(run_id)}.svg"
+        if _curve(board, run_id, path):
+            written.append(path)
+    path = folder / "taxonomy.svg"
+    if _taxonomy(board, path):
+        written.append(path)
+    return written
