@@ -22,6 +22,7 @@ import envfactory
 from leaderboard.cli import leaderboard_app
 from leaderboard.hub_cli import hub_app
 from synthesis.cli import synth_app
+from synthesis.envgen.cli import envgen_app
 from tasks._mcp_atlas.cli import app as mcp_atlas_app
 from training.autoscore import score_app
 from training.cli import demo_cmd, train_app
@@ -41,6 +42,7 @@ vitabench_app = typer.Typer(help="VitaBench utilities.", no_args_is_help=True)
 app.add_typer(vitabench_app, name="vitabench")
 app.add_typer(mcp_atlas_app, name="mcp-atlas")
 app.add_typer(synth_app, name="synth")
+app.add_typer(envgen_app, name="envgen")
 app.add_typer(train_app, name="train")
 app.add_typer(score_app, name="score")
 app.add_typer(leaderboard_app, name="leaderboard")
