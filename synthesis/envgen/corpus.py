@@ -221,19 +221,23 @@ class Corpus:
         return [(t, b) for t, b in rows]
 
     def read(self, path: str, section: str = "", max_chars: int = 12_000) -> str:
-        """A section's text (exact title, else the one title containing `section`), or with
-        no `section` the whole document, cut at `max_chars` with a note saying so."""
+        """Text of part of a document, cut at `max_chars` with a note saying so: the section
+        titled `section`; else every section under a heading called that (a heading and
+        its subsections); else the one section whose title contains it; with no `section`,
+        the whole document."""
         sections = self.sections_of(path)
         if section:
-            exact = [s for s in sections if s[0] == section]
             wanted = section.casefold()
-            chosen = exact or [s for s in sections if wanted in s[0].casefold()]
-            if len(chosen) != 1:
+            exact = [s for s in sections if s[0] == section]
+            under = [s for s in sections
+                     if wanted in (part.casefold() for part in s[0].split(" > "))]
+            partial = [s for s in sections if wanted in s[0].casefold()]
+            if not (exact or under or len(partial) == 1):
                 titles = "; ".join(t for t, _ in sections[:30])
-                count = "no title contains" if not chosen else f"{len(chosen)} titles contain"
+                count = f"{len(partial)} titles contain" if partial else "no title contains"
                 raise CorpusError(f"section {section!r} of {path!r}: {count} it; "
                                   f"sections: {titles}")
-            sections = chosen
+            sections = exact or under or partial
         text = "\n\n".join(f"## {t}\n{b}" for t, b in sections)
         if len(text) > max_chars:
             text = (text[:max_chars] + f"\n[... cut at {max_chars} of {len(text)} characters; "

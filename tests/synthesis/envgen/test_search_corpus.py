@@ -7,6 +7,7 @@ top section is the only one whose title and body name what the query asks for).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path, PurePosixPath
@@ -122,6 +123,9 @@ def test_read_errors_name_the_document_and_its_sections(corpus: Corpus) -> None:
     assert corpus.read("payments.md", "Void").startswith(
         "## Payments API > Invoices > Void an invoice\n`POST /invoices/{invoice_id}/void`")
     assert "[... cut at 50 of" in corpus.read("payments.md", max_chars=50)
+    # a heading: all its subsections, in order
+    assert re.findall(r"^## (.*)$", corpus.read("payments.md", "charges"), re.M) == [
+        "Payments API > Charges > Create a charge", "Payments API > Charges > Retrieve a charge"]
     with pytest.raises(CorpusError, match="not a directory"):
         Corpus(CORPUS / "payments.md")
 
