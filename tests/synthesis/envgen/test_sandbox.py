@@ -7,6 +7,7 @@ a generous hang guard (`HANG_S`); the times are printed (`pytest -s`) and measur
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -17,11 +18,13 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from synthesis.envgen import sandbox as sandbox_module
+from synthesis.envgen import sandbox_isolation as isolation
 from synthesis.envgen.sandbox import SandboxLimits, SandboxResult, classify, run_sandboxed
 from synthesis.envgen.sandbox_isolation import probe_namespaces
 
@@ -340,3 +343,80 @@ def test_classification_rules(returncode: int, timed_out: bool, cpu_s: float, st
     got, why = classify(returncode, timed_out=timed_out, cpu_s=cpu_s, limits=LIMITS,
                         stdout="", stderr=stderr, markers=markers)
     assert got == verdict, why
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root mode gives each run its own uid; a "
+                    "user's runs share the user's process count")
+def test_a_fork_bomb_does_not_starve_a_sandbox_running_beside_it() -> None:
+    """Concurrent runs (the EnvGen pipeline validates several environments at once):
+    each counts its own processes, so the bomb's limit is not its neighbour's."""
+    token = f"forkbomb-{uuid.uuid4().hex}"
+    bomb = {"bomb.py": "import os\nwhile True:\n    os.fork()\n"}
+    calm = {"calm.py": "import subprocess, sys\nfor _ in range(5):\n"
+                       "    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n"}
+    limits = SMALL.model_copy(update={"max_processes": 8})
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        bombed = pool.submit(run_sandboxed, ["python", "bomb.py", token], files=bomb,
+                             limits=limits)
+        calmed = [pool.submit(run_sandboxed, ["python", "calm.py"], files=calm, limits=limits)
+                  for _ in range(3)]
+        assert bombed.result(timeout=HANG_S).verdict == "process_limit"
+        for future in calmed:
+            result = future.result(timeout=HANG_S)
+            assert result.verdict == "ok", result
+    assert processes_with(token) == []
+
+
+NOBODY = 65534
+USER_MODE_SCRIPT = """
+import json, sys
+from pathlib import Path
+from synthesis.envgen.sandbox import SandboxLimits, run_sandboxed
+limits = SandboxLimits(cpu_seconds=2, wall_seconds=20, memory_mb=256, max_processes=8)
+cases = {
+    "ok": "print('hi')",
+    "write_own_file": f"open({sys.argv[1]!r}, 'a').write('pwned')",
+    "network": "import socket; socket.create_connection(('127.0.0.1', 9), timeout=2)",
+    "fork_bomb": "import os\\nwhile True:\\n    os.fork()",
+}
+print(json.dumps({name: run_sandboxed(["python", "-c", code], files={}, limits=limits,
+                                      python_path=[Path(sys.argv[2])]).model_dump()
+                  for name, code in cases.items()}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as a non-root user the suite above is user mode")
+@kernel_layers
+def test_user_mode_as_an_unprivileged_user(open_dir: Path) -> None:
+    """The non-root path (user namespace): run as `nobody`, whose own file must still be
+    safe from the sandboxed code. The interpreter under /root is exposed to `nobody` the
+    way the sandbox itself does it."""
+    own = open_dir / "own.txt"
+    own.write_text("original")
+    os.chown(own, NOBODY, NOBODY)
+
+    def become_nobody() -> None:
+        isolation._check(isolation._libc().unshare(isolation.CLONE_NEWNS), "unshare")
+        isolation._mount(None, "/", None, isolation.MS_REC | isolation.MS_PRIVATE)
+        for cover, inner in isolation.exposures(isolation.interpreter_dirs()):
+            isolation._expose(cover, inner)
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+
+    proc = subprocess.run([sys.executable, "-c", USER_MODE_SCRIPT, str(own), str(ROOT)],
+                          preexec_fn=become_nobody, capture_output=True, text=True,
+                          cwd=open_dir, timeout=HANG_S,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(open_dir),
+                               "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    results = {name: SandboxResult.model_validate(r)
+               for name, r in json.loads(proc.stdout).items()}
+    for name, result in results.items():
+        print(f"user mode {name}: {result.verdict} {result.wall_s:.2f}s")
+        assert "user namespace" in result.detail, result
+    assert {name: r.verdict for name, r in results.items()} == {
+        "ok": "ok", "write_own_file": "write_blocked", "network": "network_blocked",
+        "fork_bomb": "process_limit"}
+    assert results["ok"].stdout == "hi\n"
+    assert own.read_text() == "original"
