@@ -70,9 +70,10 @@ class GeneratedEnv:
 def report_problem(report: Mapping[str, Any]) -> str | None:
     """Why a report does not show a fully passing environment, or None if it does.
 
-    The report must say `all_passed: true`; if it carries per-criterion results
-    (`criteria: {name: bool | {"failed": n, ...}}`), none may have failed; if it counts
-    failed tests (`failed`), the count must be 0.
+    The report (EnvGen's `EnvReport` as JSON) must say `all_passed: true`; if it carries
+    per-criterion results (`criteria: {name: bool | {"failed": n, ...}}`,
+    `failing_criteria`), none may have failed; if it counts failed tests (`tests_failed`,
+    `failed`), the count must be 0.
     """
     if report.get("all_passed") is not True:
         return f"its report says all_passed: {report.get('all_passed')!r}, not true"
@@ -85,9 +86,13 @@ def report_problem(report: Mapping[str, Any]) -> str | None:
                                                 is False)))
     if failing:
         return f"its report has failing criteria: {', '.join(failing)}"
-    failed = report.get("failed")
-    if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
-        return f"its report counts {failed} failed tests"
+    listed = report.get("failing_criteria") or []
+    if listed:
+        return f"its report has failing criteria: {', '.join(map(str, listed))}"
+    for key in ("failed", "tests_failed"):
+        failed = report.get(key)
+        if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
+            return f"its report counts {failed} failed tests ({key})"
     return None
 
 
