@@ -1,4 +1,5 @@
-"""`envfactory envgen ...` (wired into envfactory/cli.py as `envgen`): `build` here.
+"""`envfactory envgen ...` (wired into envfactory/cli.py as `envgen`): `build` here,
+`search` in `search_cli.py`.
 
 Models are Inspect models per EnvGen role (`coder`, `tester`): `--model` is the default of
 both, `--model-role ROLE=MODEL` overrides one, `-M key=value` passes model arguments to
@@ -23,12 +24,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from synthesis.envgen.search_cli import search_cmd
 from synthesis.model_options import role_models
 
 __all__ = ["envgen_app"]
 
 envgen_app = typer.Typer(help="EnvGen: environments written and verified by agents.",
                          no_args_is_help=True)
+envgen_app.command("search")(search_cmd)
 console = Console()
 
 
