@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from leaderboard.baselines import BASELINES_FILE, load_baselines
 from leaderboard.outputs import write_outputs
 from leaderboard.plots import write_plots
-from leaderboard.read import find_logs, read_log
+from leaderboard.read import find_logs, read_logs
 from leaderboard.records import Leaderboard, LogRecord, SkippedLog
 from leaderboard.site import write_site
 from leaderboard.table import build_table, latest_logs
@@ -54,10 +54,11 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
                         transient=True)
     with progress:
         bar = progress.add_task("reading logs", total=len(files))
-        for path in files:
-            result = read_log(path)
-            (records if isinstance(result, LogRecord) else skipped).append(result)  # type: ignore[arg-type]
-            progress.advance(bar)
+        for result in read_logs(files, on_done=lambda: progress.advance(bar)):
+            if isinstance(result, LogRecord):
+                records.append(result)
+            else:
+                skipped.append(result)
         seconds["read"] = time.perf_counter() - start
         t = time.perf_counter()
         board = build_table(records, load_baselines(baselines) if baselines else None)

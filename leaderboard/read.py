@@ -9,25 +9,28 @@ failed samples, by the failure taxonomy.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+# Inspect's own runner: one event loop with the async file system its readers need
+from inspect_ai._util._async import run_coroutine
 from inspect_ai.log import (
     EvalLog,
     EvalSampleSummary,
     list_eval_logs,
-    read_eval_log,
-    read_eval_log_sample_summaries,
+    read_eval_log_async,
+    read_eval_log_sample_summaries_async,
 )
 from inspect_ai.scorer import value_to_float
 
 from leaderboard.columns import benchmark_of, stratum_of
 from leaderboard.records import LogRecord, SampleRecord, SkippedLog
 
-__all__ = ["PROVENANCE_PREFIX", "find_logs", "read_log", "row_of"]
+__all__ = ["CONCURRENCY", "PROVENANCE_PREFIX", "find_logs", "read_log", "read_logs", "row_of"]
 
 PROVENANCE_PREFIX = "envfactory_"
 """Eval metadata `training/autoscore.py` writes for a checkpoint (run id, method, step...)."""
@@ -39,6 +42,8 @@ _NOT_SETTINGS = ("benchmark", "tau2_data_dir", "vitabench_data", "vitabench_sour
                  "mcp_atlas_unavailable_servers", "mcp_atlas_servers")
 _SCORE_META = ("error_type", "termination", "simulation_failed", "reason", "category")
 _to_float = value_to_float()
+CONCURRENCY = 32
+"""Logs read at once (file reads overlap; parsing is on one core either way)."""
 
 
 def find_logs(paths: Iterable[Path]) -> list[Path]:
@@ -80,7 +85,8 @@ def comparability(log: EvalLog) -> dict[str, str]:
     if spec.config.sample_id is not None:
         out["sample_id"] = _setting(spec.config.sample_id)
     for role, config in sorted((spec.model_roles or {}).items()):
-        out[f"role.{role}"] = config.model
+        configs = config if isinstance(config, list) else [config]
+        out[f"role.{role}"] = ",".join(c.model for c in configs)
     return out
 
 
@@ -132,11 +138,31 @@ def _sample(benchmark: str, summary: EvalSampleSummary) -> SampleRecord:
         score_meta={k: meta[k] for k in (*_SCORE_META, "explanation") if k in meta})
 
 
-def read_log(path: Path) -> LogRecord | SkippedLog:
+def read_logs(paths: list[Path], on_done: Callable[[], None] | None = None
+              ) -> list[LogRecord | SkippedLog]:
+    """`read_log` of every path, in order, in one event loop (Inspect's synchronous
+    readers start one per call, which costs more than reading a small log)."""
+
+    async def run() -> list[LogRecord | SkippedLog]:
+        limit = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(path: Path) -> LogRecord | SkippedLog:
+            async with limit:
+                result = await read_log(path)
+            if on_done is not None:
+                on_done()
+            return result
+
+        return list(await asyncio.gather(*(one(p) for p in paths)))
+
+    return run_coroutine(run())
+
+
+async def read_log(path: Path) -> LogRecord | SkippedLog:
     """One log as a record; a log that did not finish, or cannot be read, as a
     `SkippedLog` with the reason (never a zero in the table)."""
     try:
-        log = read_eval_log(str(path), header_only=True)
+        log = await read_eval_log_async(str(path), header_only=True)
     except Exception as e:  # noqa: BLE001 - any unreadable file is reported, not fatal
         return SkippedLog(path=str(path), reason=f"not a readable Inspect log: {e}")
     if log.status != "success":
@@ -145,7 +171,7 @@ def read_log(path: Path) -> LogRecord | SkippedLog:
     spec = log.eval
     benchmark = benchmark_of(spec.task, spec.metadata)
     try:
-        summaries = read_eval_log_sample_summaries(str(path))
+        summaries = await read_eval_log_sample_summaries_async(str(path))
     except Exception as e:  # noqa: BLE001
         return SkippedLog(path=str(path), reason=f"sample summaries unreadable: {e}")
     metrics: dict[str, float] = {}

@@ -25,12 +25,15 @@ type) and the sample's error and limit. The first rule that matches names the fa
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log_sample
+# Inspect's own runner: one event loop with the async file system its readers need
+from inspect_ai._util._async import run_coroutine
+from inspect_ai.log import EvalSample, read_eval_log_samples_by_id_async
 
 from harness.logs import trajectory_of
 from harness.trajectory import Trajectory
@@ -203,14 +206,12 @@ def taxonomy(records: list[LogRecord], on_log: Callable[[], None] | None = None,
     counts: Counter[tuple[str, str, str]] = Counter()
     examples: dict[tuple[str, str, str], list[FailureExample]] = defaultdict(list)
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for rec in records:
+
+    def classify_log(rec: LogRecord, wanted: list[tuple[str, int]],
+                     samples: list[EvalSample]) -> None:
         by_id = {(s.id, s.epoch): s for s in rec.samples}
-        for sample_id, epoch in failed_trials(rec)[:max_per_log]:
-            summary = by_id[(sample_id, epoch)]
-            sample = read_eval_log_sample(rec.path, id=int(sample_id) if summary.int_id
-                                          else sample_id, epoch=epoch,
-                                          exclude_fields={"events", "attachments"})
-            category, detail = classify_sample(sample, rec, summary.values)
+        for (sample_id, epoch), sample in zip(wanted, samples, strict=True):
+            category, detail = classify_sample(sample, rec, by_id[(sample_id, epoch)].values)
             key = (rec.row, rec.benchmark, category)
             counts[key] += 1
             totals[rec.row][rec.benchmark] += 1
@@ -219,6 +220,22 @@ def taxonomy(records: list[LogRecord], on_log: Callable[[], None] | None = None,
                                                     epoch=epoch, detail=detail[:300]))
         if on_log is not None:
             on_log()
+
+    async def run() -> None:
+        limit = asyncio.Semaphore(16)
+
+        async def one(rec: LogRecord) -> None:
+            wanted = failed_trials(rec)[:max_per_log]
+            ints = {s.id for s in rec.samples if s.int_id}
+            async with limit:
+                samples = await read_eval_log_samples_by_id_async(
+                    rec.path, [(int(i) if i in ints else i, e) for i, e in wanted],
+                    exclude_fields={"events", "attachments"}) if wanted else []
+            classify_log(rec, wanted, samples)
+
+        await asyncio.gather(*(one(rec) for rec in records))
+
+    run_coroutine(run())
     out = [TaxonomyCount(row=row, benchmark=bench, category=cat, count=n,
                          examples=examples[(row, bench, cat)])
            for (row, bench, cat), n in sorted(counts.items())]
