@@ -42,20 +42,11 @@ def write_log(path: Path, task: str, metrics: dict[str, float], samples: int,
     write_eval_log(EvalLog(eval=spec, status=status, results=results), str(path))
 
 
-@pytest.fixture
-def run_dir(tmp_path: Path) -> Path:
-    """What `envfactory train sft` leaves: the final model, provenance, configs, a log and
-    a checkpoint-N folder (tiny random Qwen3: 1 layer, vocab 256)."""
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    out = tmp_path / "runs" / RUN_ID
-    config = Qwen3Config(vocab_size=256, hidden_size=16, intermediate_size=32,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                         head_dim=8, max_position_embeddings=64)
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(config).save_pretrained(out)
-    Qwen3ForCausalLM(config).save_pretrained(out / "checkpoint-2")
+def training_output(out: Path) -> Path:
+    """What `envfactory train sft` leaves beside the final model: provenance, configs, a log,
+    a checkpoint-N folder and auto-scoring's hidden state file."""
+    (out / "checkpoint-2").mkdir(parents=True, exist_ok=True)
+    (out / "checkpoint-2" / "config.json").write_text("{}", encoding="utf-8")
     (out / "envfactory_provenance.json").write_text(json.dumps(PROVENANCE), encoding="utf-8")
     (out / "envfactory_sft.json").write_text(json.dumps({"preset": "cpu-smoke"}),
                                              encoding="utf-8")
@@ -66,8 +57,19 @@ def run_dir(tmp_path: Path) -> Path:
     return out
 
 
-def test_push_model_card_and_from_pretrained(fake_hub: FakeHub, run_dir: Path,
-                                             tmp_path: Path) -> None:
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """A training output directory whose model files are stand-ins (the card and the file
+    selection do not read weights)."""
+    out = tmp_path / "runs" / RUN_ID
+    out.mkdir(parents=True)
+    (out / "config.json").write_text(json.dumps({"model_type": "qwen3"}), encoding="utf-8")
+    (out / "generation_config.json").write_text("{}", encoding="utf-8")
+    (out / "model.safetensors").write_bytes(b"\1" * 256)
+    return training_output(out)
+
+
+def test_push_model_files_and_card(fake_hub: FakeHub, run_dir: Path, tmp_path: Path) -> None:
     scores = tmp_path / "scores"
     logs = scores / RUN_ID / RUN_ID / "limit-5"
     logs.mkdir(parents=True)
@@ -94,6 +96,28 @@ def test_push_model_card_and_from_pretrained(fake_hub: FakeHub, run_dir: Path,
                                                  ("envfactory", "overall"): 0.25}
     assert "learning_rate: 1.0e-05" in text and RUN_ID in text and TOKEN not in text
 
+    again = push_model(run_dir, "tester/tiny-model", log_root=scores,
+                       datasets=["tester/trajectories"])
+    assert not again.changed and again.commit == result.commit
+
+
+@pytest.mark.slow
+def test_pushed_model_loads_with_from_pretrained(fake_hub: FakeHub, tmp_path: Path) -> None:
+    """A tiny random Qwen3 (1 layer, vocab 256) pushed, then loaded by transformers from the
+    Hub in a fresh process: every parameter equals the local one."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    run_dir = tmp_path / "runs" / RUN_ID
+    config = Qwen3Config(vocab_size=256, hidden_size=16, intermediate_size=32,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         head_dim=8, max_position_embeddings=64)
+    torch.manual_seed(0)
+    Qwen3ForCausalLM(config).save_pretrained(run_dir)
+    training_output(run_dir)
+    push_model(run_dir, "tester/tiny-model", logs=[])
+    assert "model.safetensors" in fake_hub.files("tester/tiny-model")
+
     code = f"""
 import json, torch
 from transformers import AutoModelForCausalLM
@@ -105,10 +129,6 @@ print(json.dumps({{"type": hub.config.model_type, "params": len(local_params), "
 """
     got = run_client(code, fake_hub, tmp_path / "reader-home")
     assert got["type"] == "qwen3" and got["params"] > 0 and got["diff"] == 0.0
-
-    again = push_model(run_dir, "tester/tiny-model", log_root=scores,
-                       datasets=["tester/trajectories"])
-    assert not again.changed and again.commit == result.commit
 
 
 def test_lora_adapter_and_explicit_logs(fake_hub: FakeHub, tmp_path: Path) -> None:
