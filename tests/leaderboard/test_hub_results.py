@@ -1,0 +1,83 @@
+"""`push_results` / `download_results` against the fake Hub: logs accumulate across pushes,
+the index lists every log once, and the downloaded logs read back with Inspect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from leaderboard.hub import HubError, download_results, push_results
+from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub  # noqa: F401
+from tests.leaderboard.test_hub_model import write_log
+
+
+def test_push_results_accumulates_and_downloads(fake_hub: FakeHub, tmp_path: Path) -> None:
+    first = tmp_path / "scores" / "run1"
+    first.mkdir(parents=True)
+    write_log(first / "2025-06-01_envfactory_a.eval", "envfactory", {"overall": 0.25}, 5)
+    write_log(first / "2025-06-01_bfcl_b.eval", "bfcl_multiturn", {"accuracy": 0.6}, 5)
+    later = tmp_path / "elsewhere" / "2025-06-02_tau2_c.eval"
+    later.parent.mkdir()
+    write_log(later, "tau2_airline", {"accuracy": 0.5}, 4)
+
+    one = push_results([first], "tester/results")
+    two = push_results([later], "tester/results")
+    again = push_results([first, later], "tester/results")
+
+    assert one.url == f"{fake_hub.url}/datasets/tester/results"
+    assert two.changed and not again.changed and again.commit == two.commit
+    files = fake_hub.files("tester/results", "dataset")
+    assert sorted(p for p in files if p.startswith("logs/")) == [
+        "logs/2025-06-01_bfcl_b.eval", "logs/2025-06-01_envfactory_a.eval",
+        "logs/2025-06-02_tau2_c.eval"]
+    index = [json.loads(line) for line in
+             fake_hub.read("tester/results", "index.jsonl", "dataset").decode().splitlines()]
+    assert [(e["path"], e["task"], e["samples"], e["metrics"]) for e in index] == [
+        ("logs/2025-06-01_bfcl_b.eval", "bfcl_multiturn", 5,
+         {"bfcl_multiturn_scorer/accuracy": 0.6}),
+        ("logs/2025-06-01_envfactory_a.eval", "envfactory", 5,
+         {"envfactory_scorer/overall": 0.25}),
+        ("logs/2025-06-02_tau2_c.eval", "tau2_airline", 4,
+         {"tau2_airline_scorer/accuracy": 0.5})]
+    assert index[0]["envfactory"] == {"run_id": "sft-tiny", "step": 2}
+    card = fake_hub.read("tester/results", "README.md", "dataset").decode()
+    assert "tau2_airline" in card and TOKEN not in card
+
+    local = download_results("tester/results")
+
+    assert local.is_dir() and local.name == "logs"
+    got = {p.name: read_eval_log(str(p)) for p in sorted(local.iterdir())}
+    assert sorted(got) == ["2025-06-01_bfcl_b.eval", "2025-06-01_envfactory_a.eval",
+                           "2025-06-02_tau2_c.eval"]
+    tau2 = got["2025-06-02_tau2_c.eval"]
+    assert tau2.eval.task == "tau2_airline" and tau2.status == "success"
+    assert tau2.results is not None and tau2.results.scores[0].metrics["accuracy"].value == 0.5
+    # the standard cache (HF_HOME) holds it, not the working directory
+    assert str(local).startswith(str(tmp_path / "hf-home"))
+
+
+def test_download_results_of_an_older_revision(fake_hub: FakeHub, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.eval", tmp_path / "b.eval"
+    write_log(a, "envfactory", {"overall": 0.1}, 2)
+    write_log(b, "envfactory", {"overall": 0.2}, 2)
+    old = push_results([a], "tester/revs")
+    push_results([b], "tester/revs")
+
+    assert sorted(p.name for p in download_results("tester/revs").iterdir()) == [
+        "a.eval", "b.eval"]
+    assert sorted(p.name for p in download_results("tester/revs", revision=old.commit)
+                  .iterdir()) == ["a.eval"]
+
+
+def test_download_errors_are_clear(fake_hub: FakeHub, tmp_path: Path) -> None:
+    with pytest.raises(HubError, match="download results tester/missing: .*RepositoryNotFound"):
+        download_results("tester/missing")
+    with pytest.raises(ValueError, match="no Inspect logs"):
+        push_results([tmp_path], "tester/empty")
+    not_a_log = tmp_path / "x.txt"
+    not_a_log.write_text("hello", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"x\.txt: not an Inspect log"):
+        push_results([not_a_log], "tester/empty")
