@@ -8,7 +8,7 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install install-mcp-atlas install-train lock-train demo demo-loop test test-no-shared \
+.PHONY: install install-mcp-atlas install-train lock-train demo demo-bfcl test test-no-shared \
     test-slow test-train test-train-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
@@ -90,21 +90,25 @@ install-mcp-atlas: install
 	    envfactory mcp-atlas install || echo "install-mcp-atlas: servers not installed;" \
 	    "their tests skip"
 
-# The main job: BFCL multi-turn on the embedded SmolLM2-135M, on CPU, offline.
+# The main job: the method in miniature, offline, on a CPU (needs the train stack, which it
+# installs): a LoRA SFT of the embedded SmolLM2-135M on our training split with LlamaFactory,
+# then the base and the tuned model auto-scored on the `demo` suite (the first held-out
+# EnvFactory task and DEMO_LIMIT BFCL single-turn `simple` entries) side by side. The tuned
+# model and finished logs are cached (~/.cache/envfactory/demo), so a second run only
+# prints the table.
+DEMO_LIMIT ?= 5
+demo: install install-train
+	OMP_NUM_THREADS=2 $(TRAIN_VENV)/bin/envfactory demo --limit $(DEMO_LIMIT) --max-tokens 64
+
+# One BFCL multi-turn entry on the base SmolLM2, no training: the shortest path through
+# install, local model, tools offered and the official checker.
 # `models prepare` converts the packaged GGUF once and prints the model directory; the
 # name `hf/local` is known to Inspect without a Hub lookup (harness/hf_local.py).
-demo: install
+demo-bfcl: install
 	OMP_NUM_THREADS=1 inspect eval tasks/bfcl_multiturn \
 	    --sample-id $(DEMO_SAMPLES) \
 	    --model hf/local -M model_path=$$(envfactory models prepare smollm2) \
 	    -M device=cpu -M do_sample=false --max-tokens 64 --log-dir $(LOG_DIR)
-
-# The method in miniature, offline (needs the train stack): a LoRA SFT of SmolLM2 on our
-# training split with LlamaFactory, then the base and the tuned model auto-scored on the
-# quick suite (one held-out EnvFactory task, one BFCL multi-turn entry) side by side. The
-# tuned model and the finished logs are cached, so a second run only prints the table.
-demo-loop: install install-train
-	OMP_NUM_THREADS=2 $(TRAIN_VENV)/bin/envfactory demo --limit 1 --max-tokens 64
 
 # Test selection lives here, not in pyproject's addopts: `make test` is the quick suite
 # (README); tests marked @pytest.mark.slow (full oracle sweeps, concurrency runs, every

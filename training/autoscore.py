@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import typer
 import yaml
@@ -59,7 +59,7 @@ __all__ = [
     "checkpoint_complete", "checkpoint_hf_target", "eval_set_argv", "find_checkpoints",
     "hf_target", "inspect_checkpoint", "needs_merge", "provenance_metadata",
     "resolve_provenance", "results_dir", "score_app", "score_checkpoint", "url_target",
-    "vllm_server", "watch",
+    "scoring_beside", "vllm_server", "watch", "watch_command",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SCORED_FILE = ".envfactory_scored.json"
 """What `score watch` has scored, in the watched run directory."""
 
-Suite = Literal["quick", "full"]
+Suite = Literal["quick", "full", "demo"]
 
 
 class SuiteTask(BaseModel):
@@ -76,7 +76,15 @@ class SuiteTask(BaseModel):
 
     task: str
     """`tasks/<folder>/<file>.py@<task>`, as `inspect eval-set` takes it."""
-    args: dict[str, str] = Field(default_factory=dict)
+    args: dict[str, str | int] = Field(default_factory=dict)
+    max_samples: int | None = None
+    """At most this many samples whatever the run's `--limit` (a slow task in a fast suite)."""
+
+    def limit(self, run_limit: int | None) -> int | None:
+        """The `--limit` this task runs with under the run's limit."""
+        if self.max_samples is None:
+            return run_limit
+        return self.max_samples if run_limit is None else min(run_limit, self.max_samples)
 
     @property
     def name(self) -> str:
@@ -105,8 +113,17 @@ SUITES: dict[str, tuple[SuiteTask, ...]] = {
         SuiteTask(task="tasks/tau2/tau2.py@tau2_retail"),
         SuiteTask(task="tasks/tau2/tau2.py@tau2_telecom"),
     ),
+    # `envfactory demo` on 2 CPU cores in minutes: the first held-out task with at most 3
+    # tool-calling steps per user turn (a tuned 135M model otherwise calls tools until its
+    # context is full), and BFCL single-turn `simple` entries (one short prompt, one call)
+    "demo": (
+        SuiteTask(task=_ENVFACTORY.task, args={**_ENVFACTORY.args, "max_steps": 3},
+                  max_samples=1),
+        SuiteTask(task="tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn",
+                  args={"category": "simple"}),
+    ),
 }
-DEFAULT_LIMITS: dict[str, int | None] = {"quick": 5, "full": None}
+DEFAULT_LIMITS: dict[str, int | None] = {"quick": 5, "full": None, "demo": 5}
 """Samples per task when `--limit` is not given (None: the whole benchmark)."""
 
 URL_API_KEY_VAR = "ENVFACTORY_API_KEY"
@@ -186,7 +203,17 @@ def checkpoint_complete(path: Path) -> bool:
     return False
 
 
-_STEP = re.compile(r"checkpoint-(\d+)$")
+_STEP = re.compile(r"^(?:checkpoint-|global_step_)(\d+)$")
+VERL_HF_DIR = Path("actor") / "huggingface"
+"""Where verl saves a step's model in transformers format (`save_contents` has hf_model)."""
+
+
+def checkpoint_label(path: Path) -> str:
+    """A checkpoint's name in its run: the directory's name, or for verl's
+    `global_step_N/actor/huggingface` the step directory's (`global_step_N`)."""
+    if path.parts[-2:] == VERL_HF_DIR.parts and len(path.parts) > 2:
+        return path.parts[-3]
+    return path.name
 
 
 def _step_of(name: str) -> int | None:
@@ -202,7 +229,7 @@ def resolve_provenance(info: CheckpointInfo, run_dir: Path | None = None
     own = read_provenance(info.path)
     if own is not None:
         return own
-    step = _step_of(info.path.name)
+    step = _step_of(checkpoint_label(info.path))
     if run_dir is not None:
         parent = read_provenance(run_dir)
         if parent is not None:
@@ -232,12 +259,13 @@ def provenance_metadata(prov: CheckpointProvenance, checkpoint: Path) -> dict[st
 
 def results_dir(log_root: Path, prov: CheckpointProvenance, checkpoint: Path,
                 limit: int | None) -> Path:
-    """`<log_root>/<run_id>/<checkpoint name>/<limit-N | all>` (absolute)."""
+    """`<log_root>/<run_id>/<checkpoint label>/<limit-N | all>` (absolute)."""
     leaf = f"limit-{limit}" if limit is not None else "all"
-    for label, part in (("run id", prov.run_id), ("checkpoint name", checkpoint.name)):
+    name = checkpoint_label(checkpoint)
+    for label, part in (("run id", prov.run_id), ("checkpoint name", name)):
         if not part or part in (".", "..") or "/" in part or os.sep in part:
             raise ScoreError(f"{checkpoint}: {label} {part!r} cannot name a folder")
-    return (log_root / prov.run_id / checkpoint.name / leaf).resolve()
+    return (log_root / prov.run_id / name / leaf).resolve()
 
 
 # --- the inspect eval-set command line ------------------------------------------------
@@ -436,7 +464,7 @@ def _pump(proc: subprocess.Popen[str], console: Console, prefix: str, tail: list
         console.print(f"{prefix}{line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def _stop(proc: subprocess.Popen[Any]) -> None:
     if proc.poll() is not None:
         return
     for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
@@ -554,11 +582,11 @@ def score_checkpoint(
         return result.model_copy(update={"status": "needs_merged_model", "message": reason})
     out_dir = results_dir(log_root.expanduser(), prov, checkpoint, limit)
     metadata = provenance_metadata(prov, checkpoint)
-    default_name = (checkpoint.name if prov.run_id == checkpoint.name
-                    else f"{prov.run_id}/{checkpoint.name}")
+    label = checkpoint_label(checkpoint)
+    default_name = label if prov.run_id == label else f"{prov.run_id}/{label}"
     with _model(info, serve, model_name or default_name, device, console, vllm_cmd,
                 vllm_args, explicit_name=model_name is not None) as target:
-        argvs = [(task, eval_set_argv(task, target, out_dir, limit=limit,
+        argvs = [(task, eval_set_argv(task, target, out_dir, limit=task.limit(limit),
                                       max_tokens=max_tokens, metadata=metadata,
                                       extra_args=extra_args))
                  for task in SUITES[suite]]
@@ -724,19 +752,32 @@ MAX_ATTEMPTS = 3
 
 
 def find_checkpoints(run_dir: Path) -> list[Path]:
-    """The complete `checkpoint-*` directories of a run (HF Trainer / LlamaFactory naming),
-    by step."""
+    """The complete checkpoints of a run, by step: `checkpoint-N` (HF Trainer /
+    LlamaFactory), verl's `global_step_N/actor/huggingface`, then a LoRA run's `merged`
+    model (`envfactory train sft` with merge: its final step)."""
     found = [p for p in run_dir.glob("checkpoint-*") if checkpoint_complete(p)]
-    return sorted(found, key=lambda p: (_step_of(p.name) is None, _step_of(p.name) or 0,
-                                        p.name))
+    found += [p for p in run_dir.glob(f"global_step_*/{VERL_HF_DIR.as_posix()}")
+              if checkpoint_complete(p)]
+
+    def order(path: Path) -> tuple[bool, int, str]:
+        step = _step_of(checkpoint_label(path))
+        return step is None, step or 0, checkpoint_label(path)
+
+    found.sort(key=order)
+    merged = run_dir / "merged"
+    # LlamaFactory's export writes the model, then we stamp provenance: only then it is done
+    if checkpoint_complete(merged) and read_provenance(merged) is not None:
+        found.append(merged)
+    return found
 
 
 def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
           suite: Suite = "quick", limit: int | None = None,
           console: Console | None = None,
           sleep: Callable[[float], None] = time.sleep, **options: Any) -> list[ScoreResult]:
-    """Score each complete `checkpoint-*` of `run_dir` once, recording what was scored in
-    `<run_dir>/.envfactory_scored.json`; with `once`, one pass, else forever (Ctrl-C)."""
+    """Score each complete checkpoint of `run_dir` (`find_checkpoints`) once, recording what
+    was scored in `<run_dir>/.envfactory_scored.json`; with `once`, one pass, else forever
+    (Ctrl-C)."""
     console = console or Console(stderr=True)
     if not run_dir.is_dir():
         raise ScoreError(f"{run_dir}: no such run directory")
@@ -747,7 +788,8 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
     while True:
         state = ScoredState.load(run_dir)
         for checkpoint in find_checkpoints(run_dir):
-            previous = state.checkpoints.get(checkpoint.name, {}).get(key)
+            name = checkpoint_label(checkpoint)
+            previous = state.checkpoints.get(name, {}).get(key)
             if previous is not None and (previous.status != "failed"
                                          or previous.attempts >= MAX_ATTEMPTS):
                 continue
@@ -760,7 +802,7 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
                                      serve=str(options.get("serve", "hf")), limit=limit)
                 console.print(f"[red]{escape(str(e))}[/red]")
             attempts = (previous.attempts + 1) if previous is not None else 1
-            state.checkpoints.setdefault(checkpoint.name, {})[key] = ScoredEntry(
+            state.checkpoints.setdefault(name, {})[key] = ScoredEntry(
                 status=result.status, message=result.message, log_dir=result.log_dir,
                 attempts=attempts)
             state.save(run_dir)
@@ -772,13 +814,63 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
         sleep(interval)
 
 
+def watch_command(run_dir: Path, *, suite: Suite, limit: int | None, log_root: Path,
+                  once: bool = False, interval: float = 60.0,
+                  options: Sequence[str] = ()) -> list[str]:
+    """`envfactory score watch RUN_DIR ...` with this interpreter (`options`: more of its
+    flags, e.g. `--serve URL`)."""
+    argv = [sys.executable, "-m", "envfactory", "score", "watch", str(run_dir),
+            "--suite", suite, "--log-dir", str(log_root), "--interval", str(interval)]
+    if limit is not None:
+        argv += ["--limit", str(limit)]
+    return argv + (["--once"] if once else []) + list(options)
+
+
+@contextmanager
+def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: Path,
+                   console: Console, interval: float = 60.0, options: Sequence[str] = ()
+                   ) -> Iterator[subprocess.Popen[bytes]]:
+    """Score a training run's checkpoints as they are saved, without blocking it.
+
+    While the block runs (the trainer), `score watch` runs in its own process group, its
+    output in `RUN_DIR/score-watch.log`. Afterwards it is stopped and one last `--once`
+    pass scores what the trainer saved last (and resumes a scoring the stop cut short:
+    eval-set skips finished work), in the foreground so its table is shown. A block that
+    raises (training failed) stops the watcher and skips the last pass.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log_root = log_root.expanduser().resolve()
+    argv = watch_command(run_dir, suite=suite, limit=limit, log_root=log_root,
+                         interval=interval, options=options)
+    with (run_dir / "score-watch.log").open("ab") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+                                start_new_session=True)
+    console.print(f"scoring checkpoints on `{suite}` as they are saved (pid {proc.pid}, "
+                  f"log {escape(str(run_dir / 'score-watch.log'))}) into "
+                  f"{escape(str(log_root))}")
+    try:
+        yield proc
+    finally:
+        _stop(proc)
+    console.rule("scoring the checkpoints not scored during training")
+    last = watch_command(run_dir, suite=suite, limit=limit, log_root=log_root, once=True,
+                         options=options)
+    code = subprocess.call(last, cwd=REPO_ROOT)
+    if code != 0:
+        again = " ".join(["envfactory", *last[3:]])
+        console.print(f"[yellow]scoring finished with exit status {code}; `{escape(again)}` "
+                      "resumes it[/yellow]")
+
+
 # --- command line (wired into envfactory/cli.py as `score`) ---------------------------
 
 score_app = typer.Typer(help="Score checkpoints on the benchmark suites (inspect eval-set).",
                         no_args_is_help=True)
 
 _SuiteOpt = Annotated[str, typer.Option(help="quick (envfactory held-out + BFCL multi-turn, "
-                                             "5 samples each) or full.")]
+                                             "5 samples each), full, or demo (one held-out "
+                                             "task, 3 steps a turn + BFCL single-turn "
+                                             "simple: minutes on a CPU).")]
 _ServeOpt = Annotated[str, typer.Option(help="hf (in-process, default), vllm (start `vllm "
                                              "serve`), or the base URL of a running "
                                              "OpenAI-compatible server.")]
@@ -808,7 +900,7 @@ def _check_suite(suite: str) -> Suite:
     if suite not in SUITES:
         raise typer.BadParameter(f"{suite!r}: use one of {', '.join(SUITES)}",
                                  param_hint="--suite")
-    return "quick" if suite == "quick" else "full"
+    return cast(Suite, suite)
 
 
 @score_app.command("run")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,27 @@ __all__ = ["train_app"]
 
 train_app = typer.Typer(help="Training: exports for LlamaFactory (SFT) and verl (GRPO).",
                         no_args_is_help=True)
+
+_ScoreOpt = Annotated[str | None, typer.Option(
+    "--score", help="Score every checkpoint on this suite (quick, full, demo) as it is "
+                    "saved, beside training (`envfactory score watch`), and the last one "
+                    "after it.")]
+_ScoreLimitOpt = Annotated[int | None, typer.Option(min=1, help="--score: samples per task.")]
+_ScoreLogDirOpt = Annotated[Path, typer.Option(help="--score: results root.")]
+
+
+def _scoring(output_dir: Path, suite: str | None, limit: int | None, log_dir: Path,
+             console: Console) -> AbstractContextManager[object]:
+    """Auto-scoring beside a training run (`training.autoscore.scoring_beside`), or nothing."""
+    from training.autoscore import SUITES, scoring_beside
+
+    if suite is None:
+        return nullcontext()
+    if suite not in SUITES:
+        raise typer.BadParameter(f"{suite!r}: use one of {', '.join(SUITES)}",
+                                 param_hint="--score")
+    return scoring_beside(output_dir, suite=suite, limit=limit,  # type: ignore[arg-type]
+                          log_root=log_dir, console=console)
 
 
 @train_app.command("export")
@@ -63,6 +85,8 @@ def export_cmd(
 def sft_cmd(
     config: Annotated[Path, typer.Argument(help="SFT config YAML (training/sft.py's "
                                                 "SftConfig).", exists=True, dir_okay=False)],
+    score: _ScoreOpt = None, score_limit: _ScoreLimitOpt = None,
+    score_log_dir: _ScoreLogDirOpt = Path("scores"),
 ) -> None:
     """Fine-tune with LlamaFactory from our config; stamps provenance on every checkpoint."""
     import yaml
@@ -84,7 +108,8 @@ def sft_cmd(
         console.print(f"[red]{escape(str(config))}: {escape(str(e))}[/red]")
         raise typer.Exit(1) from None
     try:
-        result = run_sft(cfg, console)
+        with _scoring(cfg.output_dir, score, score_limit, score_log_dir, console):
+            result = run_sft(cfg, console)
     except (FileNotFoundError, RuntimeError, ValueError) as e:
         console.print(f"[red]{escape(str(e))}[/red]")
         raise typer.Exit(1) from None
@@ -100,6 +125,8 @@ def grpo_cmd(
     config: Annotated[Path, typer.Argument(help="GRPO config YAML (training/grpo.py's "
                                                 "GrpoConfig).", exists=True, dir_okay=False)],
     dry_run: Annotated[bool, typer.Option(help="Print the verl command and stop.")] = False,
+    score: _ScoreOpt = None, score_limit: _ScoreLimitOpt = None,
+    score_log_dir: _ScoreLogDirOpt = Path("scores"),
 ) -> None:
     """GRPO with verl (GPUs): our tools, our reward, the released hyperparameters."""
     import shlex
@@ -119,7 +146,8 @@ def grpo_cmd(
         if dry_run:
             print(shlex.join(command(cfg)))
             return
-        stamped = run_grpo(cfg)
+        with _scoring(cfg.output_dir, score, score_limit, score_log_dir, console):
+            stamped = run_grpo(cfg)
     except (yaml.YAMLError, ValidationError, FileNotFoundError, RuntimeError) as e:
         console.print(f"[red]{escape(str(e))}[/red]")
         raise typer.Exit(1) from None
@@ -127,8 +155,8 @@ def grpo_cmd(
 
 
 def demo_cmd(
-    limit: Annotated[int, typer.Option(help="Samples per task of the quick suite.", min=1)
-                     ] = 1,
+    limit: Annotated[int, typer.Option(help="BFCL single-turn entries scored (the held-out "
+                                            "suite: its first task).", min=1)] = 5,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per reply when scoring.",
                                             min=1)] = 64,
     cache: Annotated[Path | None, typer.Option(

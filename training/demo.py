@@ -4,10 +4,12 @@
 2. a short LoRA SFT of it on our training split with LlamaFactory (`smollm2-lora`: 30
    steps, only the tools each trajectory uses, merged), cached: a second run reuses the
    merged model when the SFT config is unchanged;
-3. the base and the tuned model auto-scored on the quick suite (`envfactory score`): the
-   first held-out EnvFactory task(s) and BFCL multi-turn entries, `--limit` each; eval-set
-   resumes, so a second run re-scores nothing;
-4. the two side by side.
+3. the base and the tuned model auto-scored on the `demo` suite (`envfactory score`): the
+   first held-out EnvFactory task (at most 3 tool-calling steps a user turn) and the first
+   `--limit` BFCL single-turn `simple` entries; eval-set resumes, so a second run re-scores
+   nothing;
+4. the two side by side: each task's score, and how often the model called a tool at all
+   (the first thing SFT teaches a 135M model; the scores of so small a model stay near 0).
 
 Needs the train stack (LlamaFactory): run it from `.venv-train` (`make demo` does).
 """
@@ -25,7 +27,7 @@ from training.local_models import MODELS_DIR, prepare_smollm2
 from training.provenance import read_provenance
 from training.sft import SftConfig, run_sft
 
-__all__ = ["TRAIN_SPLIT", "demo_config", "run_demo"]
+__all__ = ["TRAIN_SPLIT", "demo_config", "run_demo", "tool_call_figures"]
 
 #: the training side of the held-out suite's split (data read by path, never imported)
 TRAIN_SPLIT = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "data" / "train.jsonl"
@@ -48,7 +50,31 @@ def _cached(config: SftConfig) -> Path | None:
     return merged if same else None
 
 
-def run_demo(cache: Path | None = None, *, limit: int = 1, max_tokens: int = 64,
+def tool_call_figures(log_file: Path) -> tuple[int, int, int]:
+    """(samples with at least one tool call, samples, tool calls) in one eval log; a call
+    whose arguments did not parse counts as a call (the model tried)."""
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model import ChatMessageAssistant
+
+    log = read_eval_log(str(log_file))
+    calling = calls = 0
+    for sample in log.samples or []:
+        made = sum(len(m.tool_calls or []) for m in sample.messages
+                   if isinstance(m, ChatMessageAssistant))
+        calls += made
+        calling += made > 0
+    return calling, len(log.samples or []), calls
+
+
+def _calls_cell(result: ScoreResult, task: str) -> str:
+    score = next(t for t in result.tasks if t.task == task)
+    if result.log_dir is None or score.log is None:
+        return "-"
+    calling, samples, calls = tool_call_figures(Path(result.log_dir) / score.log)
+    return f"{calling}/{samples} samples, {calls} calls"
+
+
+def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
              console: Console | None = None) -> tuple[ScoreResult, ScoreResult]:
     """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above."""
     console = console or Console()
@@ -68,18 +94,20 @@ def run_demo(cache: Path | None = None, *, limit: int = 1, max_tokens: int = 64,
     scores = []
     for name, model in (("base", base), ("tuned", tuned)):
         console.rule(f"scoring the {name} model")
-        scores.append(score_checkpoint(model, suite="quick", limit=limit,
+        scores.append(score_checkpoint(model, suite="demo", limit=limit,
                                        max_tokens=max_tokens, log_root=cache / "scores",
                                        console=console))
     before, after = scores
-    table = Table(title=f"SmolLM2-135M before and after SFT (quick suite, --limit {limit})")
+    table = Table(title=f"SmolLM2-135M before and after SFT (demo suite, --limit {limit})")
     for column in ("task", "metric", "base", "tuned"):
         table.add_column(column)
     for b, a in zip(before.tasks, after.tasks, strict=True):
+        name = b.task.rsplit("@", 1)[-1]
         for metric in sorted(set(b.headline) | set(a.headline)):
-            table.add_row(b.task.rsplit("@", 1)[-1], metric,
-                          f"{b.headline.get(metric, float('nan')):.3f}",
+            table.add_row(name, metric, f"{b.headline.get(metric, float('nan')):.3f}",
                           f"{a.headline.get(metric, float('nan')):.3f}")
+        table.add_row(name, "made tool calls", _calls_cell(before, b.task),
+                      _calls_cell(after, a.task))
     console.print(table)
     console.print(f"logs: {before.log_dir} and {after.log_dir} (`inspect view --log-dir ...`)")
     return before, after

@@ -99,20 +99,25 @@ def run_grpo(config: GrpoConfig) -> list[Path]:
     config.output_dir.mkdir(parents=True, exist_ok=True)
     (config.output_dir / "verl_overrides.txt").write_text("\n".join(argv[3:]) + "\n",
                                                           encoding="utf-8")
+    data = {str(p): file_sha256(p) for p in sorted((config.data / "rl").glob("*.parquet"))}
+    config_sha = file_sha256(config.output_dir / "verl_overrides.txt")
+
+    def provenance(step: int | None) -> CheckpointProvenance:
+        return CheckpointProvenance(run_id=config.run_id or config.output_dir.name,
+                                    method="grpo", base_model=config.model, step=step,
+                                    data=data, config_sha256=config_sha)
+
+    # the run's record first: `score watch` credits steps saved during training to it
+    write_provenance(config.output_dir, provenance(None))
     with (config.output_dir / "train.log").open("ab") as log:
         # the reward and tools import `training.*`: run from the checkout's root
         code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     if code != 0:
         raise RuntimeError(f"verl exited with {code}; see {config.output_dir / 'train.log'}")
     stamped = []
-    data = {str(p): file_sha256(p) for p in sorted((config.data / "rl").glob("*.parquet"))}
-    config_sha = file_sha256(config.output_dir / "verl_overrides.txt")
     for step_dir in sorted(config.output_dir.glob("global_step_*")):
         hf = step_dir / "actor" / "huggingface"
         target = hf if hf.is_dir() else step_dir
-        write_provenance(target, CheckpointProvenance(
-            run_id=config.run_id or config.output_dir.name, method="grpo",
-            base_model=config.model, step=int(step_dir.name.rpartition("_")[2]),
-            data=data, config_sha256=config_sha))
+        write_provenance(target, provenance(int(step_dir.name.rpartition("_")[2])))
         stamped.append(target)
     return stamped

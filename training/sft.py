@@ -221,17 +221,21 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
     (out / "envfactory_sft.json").write_text(config.model_dump_json(indent=2) + "\n",
                                              encoding="utf-8")
     config_sha = file_sha256(lf_yaml)
-    rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, console, "SFT")
-    losses = [r["loss"] for r in rows if "loss" in r]
-    steps = max((int(r.get("current_steps", 0)) for r in rows), default=0)
     run_id = config.run_id or out.name
-    checkpoints = sorted((p for p in out.glob("checkpoint-*") if p.is_dir()),
-                         key=lambda p: int(p.name.rpartition("-")[2]))
 
     def stamp(directory: Path, step: int | None) -> None:
         write_provenance(directory, CheckpointProvenance(
             run_id=run_id, method="sft", base_model=base, step=step, data=data_hashes,
             config_sha256=config_sha))
+
+    # the run's provenance first, so that `score watch` credits checkpoints saved while
+    # training runs (not stamped yet) to this run, with the step from their names
+    stamp(out, None)
+    rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, console, "SFT")
+    losses = [r["loss"] for r in rows if "loss" in r]
+    steps = max((int(r.get("current_steps", 0)) for r in rows), default=0)
+    checkpoints = sorted((p for p in out.glob("checkpoint-*") if p.is_dir()),
+                         key=lambda p: int(p.name.rpartition("-")[2]))
 
     for ckpt in checkpoints:
         stamp(ckpt, int(ckpt.name.rpartition("-")[2]))

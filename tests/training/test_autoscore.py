@@ -8,6 +8,7 @@ and no network. The real SmolLM2 run is marked slow.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from inspect_ai._util.config import parse_cli_args
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from rich.console import Console
 from typer.testing import CliRunner
 
 from envfactory.cli import app
@@ -36,6 +38,7 @@ from training.autoscore import (
     SuiteTask,
     checkpoint_complete,
     checkpoint_hf_target,
+    checkpoint_label,
     eval_set_argv,
     find_checkpoints,
     hf_target,
@@ -167,6 +170,27 @@ def test_checkpoint_complete(tmp_path: Path) -> None:
         "checkpoint-1", "checkpoint-2", "checkpoint-6"]
 
 
+def test_verl_steps_and_a_merged_model_are_checkpoints_too(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    model_dir(run / "global_step_20" / "actor" / "huggingface")
+    model_dir(run / "global_step_4" / "actor" / "huggingface")
+    (run / "global_step_8" / "actor").mkdir(parents=True)  # FSDP shards only, no hf_model
+    model_dir(run / "checkpoint-10")
+    merged = model_dir(run / "merged")
+    found = find_checkpoints(run)
+    assert [checkpoint_label(p) for p in found] == [
+        "global_step_4", "checkpoint-10", "global_step_20"]  # merged: not stamped yet
+    write_provenance(merged, PROV)
+    assert [checkpoint_label(p) for p in find_checkpoints(run)][-1] == "merged"
+    # a verl step takes the run's provenance and its step from the step directory's name
+    write_provenance(run, PROV.model_copy(update={"run_id": "grpo-a", "step": None}))
+    info = inspect_checkpoint(found[0])
+    prov = resolve_provenance(info, run)
+    assert (prov.run_id, prov.step) == ("grpo-a", 4)
+    assert results_dir(tmp_path / "s", prov, found[0], 5) == (
+        tmp_path / "s" / "grpo-a" / "global_step_4" / "limit-5")
+
+
 def test_lora_checkpoints_need_a_merged_model_unless_hf_can_load_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     info = inspect_checkpoint(model_dir(tmp_path / "lora", lora_base="/m/base"))
@@ -210,9 +234,13 @@ def test_suites_name_existing_task_files_and_functions() -> None:
         "tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn",
         "tasks/tau2/tau2.py@tau2_airline", "tasks/tau2/tau2.py@tau2_retail",
         "tasks/tau2/tau2.py@tau2_telecom"]
+    assert [(t.task, t.args, t.max_samples) for t in SUITES["demo"]] == [
+        ("tasks/envfactory/envfactory.py@envfactory", {"split": "heldout", "max_steps": 3}, 1),
+        ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {"category": "simple"},
+         None)]
     assert SUITES["quick"][0].args == {"split": "heldout"}
-    assert DEFAULT_LIMITS == {"quick": 5, "full": None}
-    for task in SUITES["full"]:
+    assert DEFAULT_LIMITS == {"quick": 5, "full": None, "demo": 5}
+    for task in (*SUITES["full"], *SUITES["demo"]):
         file, name = task.task.split("@")
         source = (REPO_ROOT / file).read_text(encoding="utf-8")
         assert f"@task\ndef {name}(" in source, task.task
@@ -524,3 +552,44 @@ def test_smollm2_base_model_scored_with_hf(tmp_path: Path) -> None:
                 meta["envfactory_base_model"]) == ("base", smollm2.name, smollm2.name)
         assert (log.eval.model_args or {})["model_path"] == str(smollm2)
         assert log.stats.model_usage["hf/local"].output_tokens > 0
+
+
+def test_a_suite_task_caps_the_run_limit() -> None:
+    capped = SuiteTask(task="tasks/x.py@x", max_samples=1)
+    assert (capped.limit(None), capped.limit(5), SuiteTask(task="t.py@t").limit(5)) == (1, 1, 5)
+    argv = eval_set_argv(SUITES["demo"][0], hf_target(Path("/m")), Path("/s"),
+                         limit=SUITES["demo"][0].limit(5), inspect=["inspect"])
+    assert options(argv, "--limit") == ["1"]
+    assert options(argv, "-T") == ["split=heldout", "max_steps=3"]
+
+
+@pytest.mark.slow
+def test_checkpoints_saved_during_training_are_scored_beside_it(
+        tmp_path: Path, server: RecordingServer) -> None:
+    """`train sft|grpo --score`: a real `score watch` process scores checkpoint-5 while the
+    "trainer" (this block) still runs; checkpoint-10, saved at the end, is scored by the
+    last pass; the watcher is gone afterwards."""
+    run = tmp_path / "run"
+    run.mkdir()
+    write_provenance(run, PROV.model_copy(update={"run_id": "sft-live", "step": None}))
+    scores = tmp_path / "scores"
+    console = Console(file=io.StringIO())
+    with autoscore.scoring_beside(run, suite="demo", limit=1, log_root=scores,
+                                  console=console, interval=1.0,
+                                  options=["--serve", server.url]) as watcher:
+        model_dir(run / "checkpoint-5")
+        deadline = time.monotonic() + 240
+        while "checkpoint-5" not in ScoredState.load(run).checkpoints:
+            assert watcher.poll() is None, (run / "score-watch.log").read_text()
+            assert time.monotonic() < deadline, (run / "score-watch.log").read_text()
+            time.sleep(0.5)
+        model_dir(run / "checkpoint-10")
+    assert watcher.poll() is not None
+    state = ScoredState.load(run)
+    assert {name: entry["demo/limit-1"].status for name, entry in state.checkpoints.items()
+            } == {"checkpoint-5": "scored", "checkpoint-10": "scored"}
+    for name, step in (("checkpoint-5", 5), ("checkpoint-10", 10)):
+        logs = headers(scores / "sft-live" / name / "limit-1")
+        assert sorted(log.eval.task for log in logs) == ["bfcl_singleturn", "envfactory"]
+        assert {(log.eval.metadata or {})["envfactory_step"] for log in logs} == {step}
+        assert {log.results.total_samples for log in logs if log.results} == {1}

@@ -21,3 +21,31 @@ def test_the_merged_model_is_reused_only_for_the_same_config(tmp_path: Path) -> 
     assert _cached(config) == merged
     changed = config.model_copy(update={"overrides": {"max_steps": 60}})
     assert _cached(changed) is None
+
+
+def test_tool_call_figures_count_samples_that_called_and_every_call(tmp_path: Path) -> None:
+    """A real eval log: sample 1 calls twice (one call unparsable), sample 2 answers in
+    prose, sample 3 calls once; hand-counted: 2 of 3 samples called, 3 calls."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.solver import generate
+    from inspect_ai.tool import ToolCall
+
+    from harness.providers.responder import reply, responder_model
+    from training.demo import tool_call_figures
+
+    def call(name: str, error: str | None = None) -> ToolCall:
+        return ToolCall(id=name, function=name, arguments={}, parse_error=error)
+
+    outputs = {"one": reply(calls=[call("a"), call("b", "bad JSON")]), "two": reply("prose"),
+               "three": reply(calls=[call("c")])}
+
+    def respond(messages: list) -> ModelOutput:  # type: ignore[type-arg]
+        return outputs[messages[-1].text]
+
+    task = Task(dataset=[Sample(input=text, id=text) for text in outputs], solver=generate())
+    [log] = eval(task, model=responder_model(respond), log_dir=str(tmp_path),
+                 display="none")
+    assert log.location is not None
+    assert tool_call_figures(Path(log.location)) == (2, 3, 3)
