@@ -100,6 +100,8 @@ class EnvReport(BaseModel):
     name: str
     source: str
     verdict: Verdict
+    #: every test passed (what registration checks)
+    all_passed: bool
     criteria: dict[str, dict[str, int]]
     failing_criteria: list[str]
     tests_passed: int
@@ -233,7 +235,10 @@ class _EnvBuild:
             cp.verdict = "passed" if cp.results.all_passed else "failed"
             if cp.verdict == "passed" and self.config.register_passing:
                 self.event("register")
-                self._register()
+                try:
+                    self._register()
+                except ValueError as e:  # GeneratedEnvError: refused, with the reason
+                    cp.error = f"registration refused: {e}"
             self.save("registered")
         if cp.stage == "registered":
             self.finish()
@@ -329,6 +334,7 @@ class _EnvBuild:
         groups = rank_failures(res, [t.name for t in self.d.tools]) if res else []
         return EnvReport(
             name=cp.name, source=cp.source, verdict=cp.verdict,
+            all_passed=bool(res and res.all_passed),
             criteria=res.criteria() if res else {},
             failing_criteria=res.failing_criteria() if res else [],
             tests_passed=res.passed if res else 0, tests_failed=res.failed if res else 0,

@@ -19,8 +19,8 @@ accepted), `syntax` (the module does not parse). The scenario an API name select
 "UUPaoTui" (the real EnvFactory metadata file) gets a real, small, correct implementation
 (`UUPAOTUI_CODE`) and tests written from its description (`UUPAOTUI_TESTS`).
 
-The module also registers an Inspect model API, `envgen-scripted/<role>`, so a separate
-`envfactory envgen build` process can run these scripts: `-M delay=SECONDS` sleeps
+The module also registers an Inspect model API, `envgen-scripted/<coder|tester|auto>`, so
+a separate `envfactory envgen build` process can run these scripts: `-M delay=SECONDS` sleeps
 before each answer and `-M marker=FILE` appends one line `role api` per call.
 """
 
@@ -306,8 +306,13 @@ def models() -> dict[str, Model]:
     return {"coder": coder(), "tester": tester()}
 
 
+#: how the tester's prompts begin (the auto model answers them as the tester)
+_TESTER_PROMPT = re.compile(r"^(You write executable pytest tests|A test you wrote)")
+
+
 class ScriptedEnvgenAPI(ModelAPI):
-    """`envgen-scripted/coder` and `envgen-scripted/tester` for a CLI subprocess."""
+    """`envgen-scripted/coder`, `.../tester`, or `.../auto` (the role read from the prompt)
+    for a CLI subprocess."""
 
     def __init__(self, model_name: str, base_url: str | None = None,
                  api_key: str | None = None,
@@ -319,12 +324,14 @@ class ScriptedEnvgenAPI(ModelAPI):
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
                        tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:
+        role = self.model_name
+        if role == "auto":
+            role = "tester" if _TESTER_PROMPT.search(input[0].text) else "coder"
         if self.marker:
             with open(self.marker, "a", encoding="utf-8") as f:
-                f.write(f"{self.model_name} {_api(input[0].text)}\n")
+                f.write(f"{role} {_api(input[0].text)}\n")
         time.sleep(self.delay)  # blocking on purpose: a kill lands mid-call
-        answer = coder_answer if self.model_name == "coder" else tester_answer
-        return reply(answer(input))
+        return reply((coder_answer if role == "coder" else tester_answer)(input))
 
 
 @modelapi(name="envgen-scripted")
