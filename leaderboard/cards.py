@@ -85,8 +85,8 @@ def dataset_card(card: DatasetCardInput) -> str:
 
 Multi-turn tool-use trajectories made with envfactory (the EnvFactory method): each
 row is one episode over one or more stateful tool environments, with the user's turns,
-the gold tool calls and the gold states. The `trajectory` column holds the canonical `Trajectory` record as JSON;
-the other columns are flat views of it for filtering.
+the gold tool calls and the gold states. The `trajectory` column holds the canonical
+`Trajectory` record as JSON; the other columns are flat views of it for filtering.
 
 ```python
 from datasets import load_dataset

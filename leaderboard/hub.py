@@ -19,23 +19,25 @@ attached (its text may quote the server, which may quote the request).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from leaderboard import cards
 from leaderboard.hub_data import LogEntry, dataset_row, find_logs, log_entry, read_splits
 
-__all__ = ["HubError", "PushResult", "download_results", "push_dataset", "push_model",
-           "push_results", "redact"]
+__all__ = ["HubError", "PushResult", "download_results", "hub_call", "push_dataset",
+           "push_model", "push_results", "redact"]
 
 RepoType = Literal["dataset", "model"]
+T = TypeVar("T")
 
 PROVENANCE_FILE = "envfactory_provenance.json"
 """A checkpoint's provenance (written by training/provenance.py; read here as a file)."""
@@ -98,23 +100,63 @@ def _hint(error: Exception) -> str:
     return ""
 
 
-@contextmanager
-def hub_errors(action: str) -> Iterator[None]:
-    """Turn a client error inside the block into `HubError("<action>: ...")`, redacted.
+#: loggers whose records may quote requests or answers (httpcore logs response headers at
+#: DEBUG, and a server's error header may quote the request's Authorization)
+_CLIENT_LOGGERS = ("httpx", "httpcore", "huggingface_hub", "datasets", "urllib3", "fsspec")
 
-    The new error is raised outside the `except` block so it carries no reference to the
-    original (a traceback printer would otherwise show the original text too).
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites every record it sees with the token masked (and lets it through)."""
+
+    def __init__(self, token: str | None) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message, self.token)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+@contextmanager
+def _redacted_client_logs() -> Iterator[None]:
+    """Mask the token in the client libraries' log records while a Hub call runs. A
+    logger's filters see only records logged on that very logger, so the filter goes on
+    every existing logger of those libraries (plus httpcore's, created lazily)."""
+    names = {n for n in logging.root.manager.loggerDict
+             if n.split(".")[0] in _CLIENT_LOGGERS}
+    names |= {*_CLIENT_LOGGERS, "httpcore.http11", "httpcore.http2", "httpcore.connection",
+              "httpcore.proxy"}
+    loggers = [logging.getLogger(n) for n in sorted(names)]
+    log_filter = _RedactingFilter(_token())
+    for logger in loggers:
+        logger.addFilter(log_filter)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(log_filter)
+
+
+def hub_call(action: str, call: Callable[[], T]) -> T:
+    """`call()`, with a client error turned into `HubError("<action>: ...")`, redacted.
+
+    The new error is raised after the `except` block, from a plain function, so it has no
+    `__context__`: the original (whose text may quote the server, which may quote the
+    request) is not attached for a traceback printer to show.
     """
     import httpx
     from huggingface_hub.errors import EntryNotFoundError
 
     message: str | None = None
-    try:
-        yield
-    except (OSError, ValueError, httpx.HTTPError, EntryNotFoundError) as e:
-        message = f"{action}: {type(e).__name__}: {e}{_hint(e)}"
-    if message is not None:
-        raise HubError(redact(message, _token()))
+    with _redacted_client_logs():
+        try:
+            return call()
+        except (OSError, ValueError, httpx.HTTPError, EntryNotFoundError) as e:
+            message = f"{action}: {type(e).__name__}: {e}{_hint(e)}"
+    raise HubError(redact(message, _token()))
 
 
 def _endpoint() -> str | None:
@@ -149,16 +191,20 @@ def _prepare(api: Any, repo_id: str, repo_type: RepoType, *, private: bool | Non
     """Create the repo (or find it), set its visibility, create the branch; list its files."""
     _check_repo_id(repo_id)
     branch = revision or "main"
-    with hub_errors(f"create {repo_type} repo {repo_id}"):
-        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-        if private is not None and api.repo_info(repo_id, repo_type=repo_type).private != private:
-            api.update_repo_settings(repo_id, repo_type=repo_type, private=private)
+    url = hub_call(f"create {repo_type} repo {repo_id}", lambda: api.create_repo(
+        repo_id, repo_type=repo_type, private=private, exist_ok=True))
+    if private is not None:
+        def visibility() -> None:
+            if api.repo_info(repo_id, repo_type=repo_type).private != private:
+                api.update_repo_settings(repo_id, repo_type=repo_type, private=private)
+
+        hub_call(f"set the visibility of {repo_id}", visibility)
     if branch != "main":
-        with hub_errors(f"create branch {branch} of {repo_id}"):
-            api.create_branch(repo_id, repo_type=repo_type, branch=branch, exist_ok=True)
-    with hub_errors(f"read {repo_id}@{branch}"):
-        info = api.repo_info(repo_id, repo_type=repo_type, revision=branch)
-        existing = api.list_repo_files(repo_id, repo_type=repo_type, revision=branch)
+        hub_call(f"create branch {branch} of {repo_id}", lambda: api.create_branch(
+            repo_id, repo_type=repo_type, branch=branch, exist_ok=True))
+    info, existing = hub_call(f"read {repo_id}@{branch}", lambda: (
+        api.repo_info(repo_id, repo_type=repo_type, revision=branch),
+        api.list_repo_files(repo_id, repo_type=repo_type, revision=branch)))
     return _Target(repo_id=url.repo_id, repo_type=repo_type, url=str(url), revision=branch,
                    head=info.sha, existing=list(existing))
 
@@ -174,9 +220,9 @@ def _commit(api: Any, target: _Target, files: dict[str, Path | bytes], message: 
         str(source) if isinstance(source, Path) else source))
         for path, source in sorted(files.items())]
     operations += [CommitOperationDelete(path_in_repo=p) for p in deleted]
-    with hub_errors(f"commit to {target.repo_id}@{target.revision}"):
-        info = api.create_commit(target.repo_id, operations, commit_message=message,
-                                 repo_type=target.repo_type, revision=target.revision)
+    info = hub_call(f"commit to {target.repo_id}@{target.revision}", lambda: api.create_commit(
+        target.repo_id, operations, commit_message=message, repo_type=target.repo_type,
+        revision=target.revision))
     url = target.url if target.revision == "main" else f"{target.url}/tree/{target.revision}"
     return PushResult(repo_id=target.repo_id, repo_type=target.repo_type, url=url,
                       revision=target.revision, commit=info.oid, commit_url=info.commit_url,
@@ -345,10 +391,10 @@ def push_model(checkpoint: Path, repo_id: str, *, logs: Sequence[Path] | None = 
 def _remote_index(api: Any, target: _Target) -> list[LogEntry]:
     if INDEX_FILE not in target.existing:
         return []
-    with tempfile.TemporaryDirectory(prefix="envfactory-hub-") as tmp, \
-            hub_errors(f"read {INDEX_FILE} of {target.repo_id}"):
-        path = api.hf_hub_download(target.repo_id, INDEX_FILE, repo_type="dataset",
-                                   revision=target.revision, local_dir=tmp)
+    with tempfile.TemporaryDirectory(prefix="envfactory-hub-") as tmp:
+        path = hub_call(f"read {INDEX_FILE} of {target.repo_id}", lambda: api.hf_hub_download(
+            target.repo_id, INDEX_FILE, repo_type="dataset", revision=target.revision,
+            local_dir=tmp))
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     try:
         return [LogEntry.model_validate_json(line) for line in lines if line.strip()]
@@ -393,10 +439,9 @@ def download_results(repo_id: str, *, revision: str | None = None) -> Path:
     from huggingface_hub import snapshot_download
 
     _check_repo_id(repo_id)
-    with hub_errors(f"download results {repo_id}"):
-        snapshot = snapshot_download(repo_id, repo_type="dataset", revision=revision,
-                                     allow_patterns=[f"{LOGS_DIR}/**", INDEX_FILE],
-                                     endpoint=_endpoint())
+    snapshot = hub_call(f"download results {repo_id}", lambda: snapshot_download(
+        repo_id, repo_type="dataset", revision=revision,
+        allow_patterns=[f"{LOGS_DIR}/**", INDEX_FILE], endpoint=_endpoint()))
     logs = Path(snapshot) / LOGS_DIR
     if not logs.is_dir():
         raise HubError(f"{repo_id}: holds no {LOGS_DIR}/ folder; push Inspect logs to it "

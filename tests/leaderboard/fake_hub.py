@@ -564,8 +564,8 @@ TOKEN = "hf_FakeHubTestToken0123456789abcdef"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+@pytest.fixture(name="fake_hub")
+def fake_hub_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     """A running fake Hub with this process's clients pointed at it (`use_in_process`)."""
     hub = FakeHub.start(tmp_path / "fake-hub")
     use_in_process(hub, tmp_path / "hf-home", TOKEN, monkeypatch)

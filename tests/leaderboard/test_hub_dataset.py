@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from leaderboard.hub import push_dataset
-from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub, run_client  # noqa: F401
+from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub_fixture, run_client  # noqa: F401
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks" / "envfactory" / "data"
 

@@ -21,7 +21,7 @@ from inspect_ai.log import (
 )
 
 from leaderboard.hub import push_model
-from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub, run_client  # noqa: F401
+from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub_fixture, run_client  # noqa: F401
 
 RUN_ID = "sft-tiny"
 PROVENANCE = {"run_id": RUN_ID, "method": "sft", "base_model": "Qwen/Qwen3-0.6B", "step": 2,

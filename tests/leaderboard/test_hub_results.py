@@ -10,7 +10,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from leaderboard.hub import HubError, download_results, push_results
-from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub  # noqa: F401
+from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub_fixture  # noqa: F401
 from tests.leaderboard.test_hub_model import write_log
 
 
