@@ -49,8 +49,14 @@ run); then `ok` (exit 0), `failed` (non-zero exit) or `crashed` (another signal,
 command could not start). Marker lines are `ENVGEN-SANDBOX <kind> <what>`, written to a
 pipe only the guard knows (pytest's capture cannot swallow it) and to stderr.
 
-Not covered: a process can still read world-readable files, see other processes'
-command lines in /proc, and fill the disk with many files below the size limit.
+Linux only (namespaces, rlimits, pidfd). Not covered: a process can still read
+world-readable files, see other processes' command lines in /proc, and fill the disk
+with many files below the size limit. /tmp and /dev/shm are read-only, so generated
+code must use TMPDIR (`tempfile`), as the environment contract asks. In user mode a
+process that calls `setsid` outlives the run (only root mode can find it by uid).
+`preexec_fn` runs Python in the forked child, so a caller with threads (the pipeline
+runs sandboxes from `asyncio.to_thread`) relies on it taking no lock: it only makes
+system calls through `os`, `resource` and ctypes.
 """
 
 from __future__ import annotations
