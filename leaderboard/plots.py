@@ -11,6 +11,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# text stays text in the SVG (no glyph outlines): several times faster and smaller files
+matplotlib.rcParams["svg.fonttype"] = "none"
 import matplotlib.pyplot as plt  # noqa: E402 - after choosing the headless backend
 
 from leaderboard.records import Leaderboard  # noqa: E402
@@ -44,7 +46,8 @@ def _bars(board: Leaderboard, key: str, title: str, path: Path) -> bool:
     ax.set_xlim(0, 100)
     ax.set_xlabel("%  (blue: measured, orange: not comparable, grey: reported)")
     ax.set_title(title)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.38, right=0.97, bottom=0.8 / fig.get_figheight(),
+                        top=1 - 0.4 / fig.get_figheight())
     fig.savefig(path)
     plt.close(fig)
     return True
@@ -96,7 +99,8 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     ax.set_xlabel("failed trials")
     ax.set_title("Failure taxonomy")
     ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.42, right=0.97, bottom=0.8 / fig.get_figheight(),
+                        top=1 - 0.4 / fig.get_figheight())
     fig.savefig(path)
     plt.close(fig)
     return True

@@ -21,7 +21,6 @@ from inspect_ai._util._async import run_coroutine
 from inspect_ai.log import (
     EvalLog,
     EvalSampleSummary,
-    list_eval_logs,
     read_eval_log_async,
     read_eval_log_sample_summaries_async,
 )
@@ -46,15 +45,24 @@ CONCURRENCY = 32
 """Logs read at once (file reads overlap; parsing is on one core either way)."""
 
 
+#: files Inspect writes beside logs that are not logs
+_NOT_LOGS = {"logs.json", "eval-set.json", "listing.json"}
+
+
 def find_logs(paths: Iterable[Path]) -> list[Path]:
-    """Log files named, and every log under the folders named (recursively), in order,
-    without repeats. A path that does not exist raises `FileNotFoundError` naming it."""
+    """Log files named, and every `.eval` / `.json` log under the folders named
+    (recursively, hidden folders skipped), in order, without repeats. A path that does
+    not exist raises `FileNotFoundError` naming it. (Inspect's `list_eval_logs` reads
+    the header of every file whose name is not in its own naming scheme, which costs
+    as much as reading the log.)"""
     found: dict[Path, None] = {}
     for path in paths:
         if path.is_dir():
-            infos = list_eval_logs(str(path), recursive=True, descending=False)
-            for info in sorted(infos, key=lambda i: i.name):
-                found[Path(info.name.removeprefix("file://"))] = None
+            for file in sorted(path.rglob("*")):
+                parts = file.relative_to(path).parts
+                if (file.suffix in (".eval", ".json") and file.name not in _NOT_LOGS
+                        and not any(p.startswith(".") for p in parts) and file.is_file()):
+                    found[file] = None
         elif path.is_file():
             found[path] = None
         else:
