@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from envfactory.cli import app
 from leaderboard.hub import push_dataset
 from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub_fixture, run_client  # noqa: F401
 
@@ -146,3 +148,18 @@ def test_bad_input_is_named(fake_hub: FakeHub, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="NAMESPACE/NAME"):
         push_dataset([TASKS / "train.jsonl"], "just-a-name")
     assert fake_hub.repos == {}  # nothing was created
+
+
+def test_cli_prints_url_and_commit(fake_hub: FakeHub, querygen_dir: Path) -> None:
+    argv = ["hub", "push-dataset", str(querygen_dir), "--repo", "tester/cli", "--public",
+            "--revision", "v1"]
+    first = CliRunner().invoke(app, argv)
+    assert first.exit_code == 0, first.output
+    head = fake_hub.commits("tester/cli", "dataset", "v1")[0].sha
+    assert f"{fake_hub.url}/datasets/tester/cli/tree/v1" in first.output
+    assert f"revision v1, commit {head}: committed; 2 file(s) pushed" in first.output
+
+    again = CliRunner().invoke(app, [*argv, "--json"])
+    assert again.exit_code == 0, again.output
+    result = json.loads(again.stdout)
+    assert result["commit"] == head and result["changed"] is False

@@ -72,8 +72,10 @@ def test_cli_error_is_one_redacted_line(fake_hub: FakeHub) -> None:
     assert TOKEN not in result.output
 
 
+@pytest.mark.slow
 def test_cli_push_in_a_real_process(fake_hub: FakeHub, tmp_path: Path) -> None:
-    """`envfactory hub push-dataset` as a user runs it; then a refused one."""
+    """`envfactory hub push-dataset` as a user runs it; then a refused one. (Slow: two
+    `envfactory` processes, each importing every sub-app and the Hub stack.)"""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     env.update(client_env(fake_hub, tmp_path / "cli-home", TOKEN))
     envfactory = Path(sys.executable).parent / "envfactory"
