@@ -257,23 +257,21 @@ def pick_sandbox_uid() -> int:
 
 
 def _pids_of_uid(uid: int) -> list[int]:
-    """Live (non-zombie) processes whose real uid is `uid`."""
+    """Live (non-zombie) processes whose real uid is `uid`. Reads /proc/<pid>/status, not
+    the owner of /proc/<pid>, which a process can turn into root's with
+    PR_SET_DUMPABLE=0."""
+    needle = f"\nUid:\t{uid}\t".encode()
     pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            status = Path(entry.path, "status").read_text()
+            with open(f"/proc/{name}/status", "rb") as status:
+                data = status.read()
         except OSError:
             continue
-        real_uid = state = ""
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                real_uid = line.split()[1]
-            elif line.startswith("State:"):
-                state = line.split()[1]
-        if real_uid == str(uid) and state != "Z":
-            pids.append(int(entry.name))
+        if needle in data and b"\nState:\tZ" not in data:
+            pids.append(int(name))
     return pids
 
 
