@@ -179,5 +179,6 @@ bench-quick:
 	$(PYTHON) benchmarks/mcp_atlas_servers.py --quick
 	$(PYTHON) benchmarks/querygen.py --quick
 	$(PYTHON) benchmarks/rl_env.py --quick
+	$(PYTHON) benchmarks/envgen_search.py --quick
 	$(PYTHON) benchmarks/envgen_sandbox.py --quick
 	$(PYTHON) benchmarks/leaderboard_build.py --quick

@@ -31,7 +31,7 @@ from synthesis.envgen.doc_split import SUFFIXES, DocumentError, split_document
 __all__ = ["Corpus", "CorpusError", "Hit", "IndexStats", "default_index_path"]
 
 #: bump when the schema, tokenizer or splitting changes: older index files are rebuilt
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 #: BM25 column weights (path, ordinal, title, body): a title hit counts as four body hits
 _TITLE_WEIGHT, _BODY_WEIGHT = 4.0, 1.0
 #: files larger than this are reported and skipped (an API doc is not a data dump)
@@ -106,28 +106,42 @@ class Corpus:
     def _prepare(self) -> None:
         """Create the tables, or drop an index written by another version or corpus."""
         db = self.db
+        # a cache that can be rebuilt: WAL without a sync per commit is still never corrupt
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         wanted = {"version": INDEX_VERSION, "root": str(self.root.resolve())}
         if meta != wanted:
             db.execute("DROP TABLE IF EXISTS files")
             db.execute("DROP TABLE IF EXISTS sections")
+            db.execute("DROP TABLE IF EXISTS section_rows")
             db.execute("DELETE FROM meta")
             db.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
         db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, "
                    "size INTEGER, sha256 TEXT, problem TEXT)")
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS sections USING fts5(path UNINDEXED, "
                    "ordinal UNINDEXED, title, body, tokenize='porter unicode61')")
+        # which FTS rows belong to a file: FTS5 cannot index `path`, and a filter on an
+        # unindexed column scans the whole table
+        db.execute("CREATE TABLE IF NOT EXISTS section_rows (id INTEGER PRIMARY KEY, "
+                   "path TEXT NOT NULL)")
+        db.execute("CREATE INDEX IF NOT EXISTS section_rows_path ON section_rows (path)")
         db.commit()
 
     # -- building ---------------------------------------------------------------------
 
-    def _walk(self) -> list[Path]:
+    def _walk(self) -> list[tuple[str, str]]:
+        """(path relative to the root with `/`, full path) of every indexable file, sorted;
+        plain strings, since pathlib costs more than the stat itself on large corpora."""
         found = []
+        base = os.path.join(str(self.root), "")
         for top, dirs, files in os.walk(self.root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
-            found += [Path(top, f) for f in sorted(files)
-                      if not f.startswith(".") and Path(f).suffix.lower() in SUFFIXES]
+            for name in sorted(files):
+                if not name.startswith(".") and os.path.splitext(name)[1].lower() in SUFFIXES:
+                    full = os.path.join(top, name)
+                    found.append((full[len(base):].replace(os.sep, "/"), full))
         return found
 
     def refresh(self) -> IndexStats:
@@ -139,37 +153,42 @@ class Corpus:
         seen: set[str] = set()
         indexed = unchanged = 0
         with db:  # one transaction: a killed refresh leaves the previous index intact
-            for path in self._walk():
-                rel = path.relative_to(self.root).as_posix()
+            for rel, full in self._walk():
                 seen.add(rel)
-                stat = path.stat()
+                stat = os.stat(full)
                 old = known.get(rel)
                 if old and old[0] == stat.st_mtime_ns and old[1] == stat.st_size:
                     unchanged += 1
                     continue
-                data = path.read_bytes() if stat.st_size <= MAX_FILE_BYTES else b""
+                data = Path(full).read_bytes() if stat.st_size <= MAX_FILE_BYTES else b""
                 sha = hashlib.sha256(data).hexdigest()
                 if old and old[2] == sha and stat.st_size <= MAX_FILE_BYTES:
                     db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
                                (stat.st_mtime_ns, stat.st_size, rel))
                     unchanged += 1
                     continue
+                if old:
+                    self._drop_sections(rel)
                 self._index_file(rel, data, stat.st_size, stat.st_mtime_ns, sha)
                 indexed += 1
             gone = [p for p in known if p not in seen]
             for rel in gone:
-                db.execute("DELETE FROM sections WHERE path = ?", (rel,))
+                self._drop_sections(rel)
                 db.execute("DELETE FROM files WHERE path = ?", (rel,))
         problems = [f"{p}: {why}" for p, why in
                     db.execute("SELECT path, problem FROM files WHERE problem IS NOT NULL "
                                "ORDER BY path")]
-        (sections,) = db.execute("SELECT count(*) FROM sections").fetchone()
+        (sections,) = db.execute("SELECT count(*) FROM section_rows").fetchone()
         return IndexStats(files=len(seen), sections=sections, indexed=indexed,
                           removed=len(gone), unchanged=unchanged,
                           seconds=round(time.perf_counter() - start, 4), problems=problems)
 
+    def _drop_sections(self, rel: str) -> None:
+        self.db.execute("DELETE FROM sections WHERE rowid IN "
+                        "(SELECT id FROM section_rows WHERE path = ?)", (rel,))
+        self.db.execute("DELETE FROM section_rows WHERE path = ?", (rel,))
+
     def _index_file(self, rel: str, data: bytes, size: int, mtime_ns: int, sha: str) -> None:
-        self.db.execute("DELETE FROM sections WHERE path = ?", (rel,))
         problem = None
         sections = []
         if size > MAX_FILE_BYTES:
@@ -184,9 +203,10 @@ class Corpus:
                 problem = str(e).removeprefix(f"{rel}: ")
             except RecursionError:
                 problem = "skipped: nested too deeply to parse"
-        self.db.executemany("INSERT INTO sections (path, ordinal, title, body) "
-                            "VALUES (?, ?, ?, ?)",
-                            [(rel, i, s.title, s.text) for i, s in enumerate(sections)])
+        for i, section in enumerate(sections):
+            row = self.db.execute("INSERT INTO section_rows (path) VALUES (?)", (rel,)).lastrowid
+            self.db.execute("INSERT INTO sections (rowid, path, ordinal, title, body) "
+                            "VALUES (?, ?, ?, ?, ?)", (row, rel, i, section.title, section.text))
         self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                         (rel, mtime_ns, size, sha, problem))
 
@@ -212,8 +232,9 @@ class Corpus:
 
     def sections_of(self, path: str) -> list[tuple[str, str]]:
         """(title, text) of every section of an indexed file, in document order."""
-        rows = self.db.execute("SELECT title, body FROM sections WHERE path = ? "
-                               "ORDER BY CAST(ordinal AS INTEGER)", (path,)).fetchall()
+        rows = self.db.execute("SELECT title, body FROM sections WHERE rowid IN (SELECT id "
+                               "FROM section_rows WHERE path = ?) ORDER BY rowid",
+                               (path,)).fetchall()
         if not rows and path not in self.paths():
             near = difflib.get_close_matches(path, self.paths(), n=3, cutoff=0.4)
             hint = f"; did you mean {', '.join(near)}?" if near else ""

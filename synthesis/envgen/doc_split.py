@@ -26,6 +26,8 @@ __all__ = ["SUFFIXES", "DocumentError", "Section", "split_document"]
 SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".json", ".yaml",
                       ".yml"})
 _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+#: libyaml's safe loader when PyYAML was built with it (~10x faster on OpenAPI documents)
+_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: how deep `$ref`s and nested schemas are followed when an operation is written out
 _SCHEMA_DEPTH = 3
 
@@ -212,7 +214,7 @@ def _split_html(text: str, stem: str) -> list[Section]:
 
 def _split_data(path: PurePath, text: str) -> list[Section]:
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, _YAML)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
         raise DocumentError(f"{path}: not valid {kind}: {' '.join(str(e).split())}") from None
