@@ -39,15 +39,21 @@ Namespaces are probed once per process (`probe_namespaces`); when they fail (a c
 without the privilege, a kernel without user namespaces) the run goes on with the
 identity, rlimits and the guard in blocking mode, and the result's `detail` says so.
 
-Verdicts, first match wins: `timeout` (we killed it at the wall limit); `cpu_limit`
-(SIGXCPU, or SIGKILL after the CPU limit); `process_limit` (a `process_limit` marker, or
-EAGAIN / "can't start new thread" in the output of a failed run); `memory_limit`
-(MemoryError / ENOMEM / bad_alloc in the output of a failed run); `network_blocked` (a
-`network` marker, whatever the exit code: the contract forbids the attempt, or
-ENETUNREACH in a failed run); `write_blocked` (a `write` marker, or EROFS in a failed
-run); then `ok` (exit 0), `failed` (non-zero exit) or `crashed` (another signal, or the
-command could not start). Marker lines are `ENVGEN-SANDBOX <kind> <what>`, written to a
-pipe only the guard knows (pytest's capture cannot swallow it) and to stderr.
+Verdicts, first match wins:
+
+* `timeout`: we killed it at the wall limit;
+* `cpu_limit`: SIGXCPU, or SIGKILL once the CPU limit was used up;
+* `process_limit`: a `process_limit` marker, a shell's "fork: retry" or "can't start new
+  thread" in the output, or EAGAIN in the output of a failed run;
+* `memory_limit`: MemoryError / ENOMEM / bad_alloc in the output of a failed run;
+* `network_blocked`: a `network` marker whatever the exit code (the contract forbids the
+  attempt itself), or ENETUNREACH in a failed run;
+* `write_blocked`: a `write` marker whatever the exit code, or EROFS in a failed run;
+* then `ok` (exit 0), `failed` (non-zero exit) or `crashed` (another signal, or the
+  command could not start).
+
+Marker lines are `ENVGEN-SANDBOX <kind> <what>`, written to a pipe only the guard knows
+(pytest's capture cannot swallow it) and to stderr.
 
 Linux only (namespaces, rlimits, pidfd). Not covered: a process can still read
 world-readable files, see other processes' command lines in /proc, and fill the disk
@@ -101,8 +107,10 @@ _MARKER_CAP = 64 * 1024
 _DRAIN_S = 2.0  # after the child exits: how long its leftover pipe holders may take
 _MAX_FILES = 2000
 _SKIPPED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
-_PROCESS_TEXT = re.compile(
-    r"Resource temporarily unavailable|can't start new thread|fork: retry|BlockingIOError")
+_PROCESS_TEXT = re.compile(r"Resource temporarily unavailable|BlockingIOError")
+# unambiguous even when the run exits 0 (a shell whose background jobs hit the limit)
+_PROCESS_TEXT_ANY_EXIT = re.compile(r"fork: retry|fork: Resource temporarily unavailable|"
+                                    r"can't start new thread")
 _MEMORY_TEXT = re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory")
 _NETWORK_TEXT = re.compile(r"Network is unreachable|Temporary failure in name resolution")
 _WRITE_TEXT = re.compile(r"Read-only file system")
@@ -236,7 +244,8 @@ def classify(returncode: int | None, *, timed_out: bool, cpu_s: float, limits: S
     if returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and cpu_s >= cpu_cap):
         return "cpu_limit", (f"Stopped by the CPU-time limit of {cpu_cap:g} s "
                              f"({_signal_name(returncode)})")
-    if "process_limit" in found or (failed and _PROCESS_TEXT.search(text)):
+    if ("process_limit" in found or _PROCESS_TEXT_ANY_EXIT.search(text)
+            or (failed and _PROCESS_TEXT.search(text))):
         return "process_limit", (f"Hit the limit of {limits.max_processes} processes "
                                  "(fork failed with EAGAIN)")
     if failed and _MEMORY_TEXT.search(text):

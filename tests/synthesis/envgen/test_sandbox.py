@@ -332,6 +332,8 @@ LIMITS = SandboxLimits(cpu_seconds=5, memory_mb=256, max_processes=8)
     (1, False, 0.3, "BlockingIOError: [Errno 11] Resource temporarily unavailable", "",
      "process_limit"),
     (0, False, 0.3, "", "ENVGEN-SANDBOX process_limit os.fork EAGAIN\n", "process_limit"),
+    (0, False, 0.3, "bash: fork: retry: Resource temporarily unavailable", "", "process_limit"),
+    (0, False, 0.3, "read: Resource temporarily unavailable (handled)", "", "ok"),
     (0, False, 0.3, "", "ENVGEN-SANDBOX network socket.connect ('1.2.3.4', 80)\n",
      "network_blocked"),
     (1, False, 0.3, "OSError: [Errno 101] Network is unreachable", "", "network_blocked"),
