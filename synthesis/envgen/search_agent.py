@@ -9,6 +9,8 @@ description loader EnvGen builds from); a bad one is refused with every problem 
 as the tool's error, so the agent fixes it in its next call. The loop is plain Inspect
 tool calling: `Model.generate` with the tools, `execute_tools` for the calls, until the
 agent answers without a call; its last message is the summary of what it proposed.
+The run's counts go to `search_report.json` and the conversation to
+`search_transcript.json` beside the sketches.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = ["ROLE", "SearchAgentError", "SearchConfig", "SearchResult", "network_
 
 ROLE = "searcher"
 REPORT = "search_report.json"
+#: the whole conversation (Inspect chat messages as JSON), for reading what the agent did
+TRANSCRIPT = "search_transcript.json"
 
 SYSTEM = """You design stateful tool environments for training tool-use agents. You have a
 local corpus of API documentation. Find APIs that fit the user's goal, read their docs, and
@@ -264,4 +268,7 @@ async def run_search_agent(goal: str, corpus: Corpus, out_dir: Path, model: Mode
         result.summary = f"(stopped after {config.max_turns} model calls)"
     (out_dir / REPORT).write_text(json.dumps(result.model_dump(), indent=2, ensure_ascii=False),
                                   encoding="utf-8")
+    transcript = [m.model_dump(mode="json", exclude_none=True) for m in messages]
+    (out_dir / TRANSCRIPT).write_text(json.dumps(transcript, indent=1, ensure_ascii=False),
+                                      encoding="utf-8")
     return result

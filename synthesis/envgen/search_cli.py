@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from synthesis.envgen.corpus import MARK_CLOSE, MARK_OPEN, Corpus, CorpusError, IndexStats
+from synthesis.envgen.search_agent import SearchConfig
 
 __all__ = ["search_cmd"]
 
@@ -37,7 +38,8 @@ def search_cmd(
                                               "--sketch the goal for the search agent.")],
     corpus: Annotated[Path, typer.Option(help="Directory of API docs (md, rst, txt, html, "
                                                "json, yaml, OpenAPI).")],
-    k: Annotated[int, typer.Option(help="Hits to print.", min=1)] = 10,
+    k: Annotated[int, typer.Option(help="Hits to print (with --sketch: hits per search of "
+                                        "the agent, at most 20).", min=1)] = 10,
     index_dir: Annotated[Path | None, typer.Option(
         help="Where the index file goes (default $ENVFACTORY_CACHE/envgen_index).")] = None,
     sketch: Annotated[Path | None, typer.Option(
@@ -71,8 +73,10 @@ def search_cmd(
             if sketch is None:
                 _print_hits(docs, query, k)
             else:
+                config = SearchConfig(max_sketches=max_sketches, max_turns=max_turns,
+                                      k=min(k, 20))
                 _run_agent(docs, query, sketch, model, model_role or [], model_args or [],
-                           max_tokens, max_sketches, max_turns, web_search)
+                           max_tokens, config, web_search)
     except CorpusError as e:
         raise _usage(str(e)) from None
 
@@ -95,14 +99,13 @@ def _print_hits(docs: Corpus, query: str, k: int) -> None:
 
 
 def _run_agent(docs: Corpus, goal: str, out: Path, model: str | None, model_role: list[str],
-               model_args: list[str], max_tokens: int | None, max_sketches: int,
-               max_turns: int, web_search: str | None) -> None:
+               model_args: list[str], max_tokens: int | None, config: SearchConfig,
+               web_search: str | None) -> None:
     from inspect_ai.tool import web_search as inspect_web_search
 
     from synthesis.envgen.search_agent import (
         ROLE,
         SearchAgentError,
-        SearchConfig,
         network_available,
         run_search_agent,
     )
@@ -118,7 +121,6 @@ def _run_agent(docs: Corpus, goal: str, out: Path, model: str | None, model_role
             raise _usage("--web-search: this machine has no network (no outgoing "
                          "connection succeeded); search the local corpus only")
         web = inspect_web_search(providers=web_search)  # type: ignore[arg-type]
-    config = SearchConfig(max_sketches=max_sketches, max_turns=max_turns)
     with console.status(f"search agent ({escape(str(searcher))}) working on the goal"):
         try:
             result = asyncio.run(run_search_agent(goal, docs, out, searcher, config=config,

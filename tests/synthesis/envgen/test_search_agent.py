@@ -18,6 +18,7 @@ from synthesis.envgen.corpus import Corpus
 from synthesis.envgen.description import from_sketch
 from synthesis.envgen.search_agent import (
     REPORT,
+    TRANSCRIPT,
     SearchAgentError,
     SearchConfig,
     run_search_agent,
@@ -205,7 +206,11 @@ async def test_agent_searches_reads_fixes_a_refused_sketch_and_saves_one(tmp_pat
     assert saved.text == ("Saved calendar_sketch.py: Calendar with tools create_event (write), "
                           "send_invitation (write), respond_to_invitation (write), "
                           "list_invitations.")
-    assert sorted(p.name for p in out.iterdir()) == ["calendar_sketch.py", REPORT]
+    assert sorted(p.name for p in out.iterdir()) == ["calendar_sketch.py", REPORT, TRANSCRIPT]
+    transcript = json.loads((out / TRANSCRIPT).read_text())
+    assert [m["role"] for m in transcript] == ["system", "user"] + ["assistant", "tool"] * 4 + [
+        "assistant"]
+    assert transcript[3]["function"] == "search_docs"
     assert (out / "calendar_sketch.py").read_text() == GOOD
     assert [t.name for t in from_sketch(out / "calendar_sketch.py").tools][0] == "create_event"
     assert (result.searches, result.reads, result.rejected_sketches, result.turns,
