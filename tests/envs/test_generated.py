@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -167,29 +166,34 @@ def test_a_broken_registration_fails_alone(gen_root: Path) -> None:
     assert registry.create("generated/shelf").call("get_book", {"book_id": "B1"}).ok
 
 
-def run_cli(gen_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, ENV_VAR: str(gen_root), "COLUMNS": "250"}
-    return subprocess.run([ENVFACTORY, *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+def run_cli(*args: str) -> tuple[int, str]:
+    """`envfactory ARGS` in-process (the console script's app; MCP serving below runs the
+    real script)."""
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
+    return result.exit_code, result.output
 
 
 def test_env_list_and_show_through_the_cli(gen_root: Path) -> None:
     register_generated(SHELF, "shelf", PASSED)
     register_generated(NOTES, "notes", PASSED)
     (gen_root / "notes" / "environment.py").write_text("def broken(:\n")
-    listed = run_cli(gen_root, "env", "list")
-    assert listed.returncode == 0, listed.stderr
-    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines()
+    code, listed = run_cli("env", "list")
+    assert code == 0, listed
+    rows = {line.split("│")[1].strip(): line for line in listed.splitlines()
             if line.count("│") >= 4}
     assert [c.strip() for c in rows["generated/shelf"].split("│")[1:5]] == [
         "generated/shelf", "3", "2", "generated (contract)"]
-    assert "unavailable" in rows["generated/notes"] and "SyntaxError" in listed.stdout
+    assert "unavailable" in rows["generated/notes"] and "SyntaxError" in listed
     assert "email" in rows  # the pool is still listed
-    shown = run_cli(gen_root, "env", "show", "generated/shelf", "--json")
-    assert [s["name"] for s in json.loads(shown.stdout)] == ["add_book", "get_book",
-                                                            "lend_book"]
-    broken = run_cli(gen_root, "env", "show", "generated/notes")
-    assert broken.returncode == 1 and "cannot be loaded" in broken.stdout
+    code, shown = run_cli("env", "show", "generated/shelf", "--json")
+    assert code == 0
+    assert [s["name"] for s in json.loads(shown)] == ["add_book", "get_book", "lend_book"]
+    code, broken = run_cli("env", "show", "generated/notes")
+    assert code == 1 and "cannot be loaded" in broken
 
 
 async def test_served_over_mcp(gen_root: Path) -> None:
