@@ -226,3 +226,16 @@ def test_the_tool_graph_reads_generated_envs(gen_root: Path) -> None:
     depends = {(a, b) for a, b, kind in graph.g.edges(data="kind") if kind == "Tool_Depend"}
     assert depends == {("generated/shelf-get_book", "generated/shelf-lend_book"),
                        ("generated/shelf-get_book", "generated/shelf-add_book")}
+
+
+async def test_querygen_writes_states_for_generated_envs(gen_root: Path) -> None:
+    from harness.providers.responder import reply, responder_model
+    from synthesis.querygen.agents import write_state
+
+    register_generated(SHELF, "shelf", PASSED)
+    state = {"books": {"B7": {"book_id": "B7", "title": "Persuasion", "on_loan": True}},
+             "next_id": 8}
+    model = responder_model(lambda _: reply(f"<state>{json.dumps(state)}</state>"))
+    default = registry.create("generated/shelf").snapshot()
+    written = await write_state(model, "generated/shelf", "a reader", default, retries=0)
+    assert written == state  # validated by the generated environment's own State model
