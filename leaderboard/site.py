@@ -30,6 +30,7 @@ td.incomparable{background:#fde9d9}
 .ci{color:#777;font-size:11px}.delta{color:#2a7a2a;font-size:11px}.neg{color:#b22}
 img{max-width:48%;margin:4px;border:1px solid #eee}
 code{background:#f4f4f4;padding:1px 3px}
+#taxonomy td{white-space:normal}
 """
 
 _JS = r"""

@@ -18,8 +18,9 @@ type) and the sample's error and limit. The first rule that matches names the fa
 9. failed to recover from a tool error — any other tool error never followed by a
    successful call of that tool
 10. missing required call / wrong arguments / extra writes — against the gold calls
-    (EnvFactory's gold trajectory, BFCL's ground truth): a gold tool never called; called
-    but never with the gold arguments; every gold call made, plus calls the gold lacks
+    (EnvFactory's gold trajectory, BFCL's ground truth), in this order: some gold tool
+    never called; some gold call never made with its gold (unmasked) arguments; every
+    gold call made, plus calls the gold lacks
 11. other — none of the above (the score's explanation is the example's detail)
 """
 
@@ -61,6 +62,9 @@ EXAMPLES_PER_CATEGORY = 3
 _LIMIT_ENDINGS = {"max_steps", "too_many_errors", "turn_step_limit", "max_tool_calls",
                   "limit"}
 _INVALID_ARGS = re.compile(r"^(Invalid arguments for tool|Arguments for tool .* must be)")
+#: the one wording for a call to a tool not offered (`harness.tool_backends.unknown_tool`,
+#: `Environment.call`), as the agent sees it (with the loop's "Error: " prefix)
+_UNKNOWN = re.compile(r"^(Error: )?Unknown tool ")
 _CALL_NAME = re.compile(r"^\s*([\w.]+)\s*\(")
 
 
@@ -110,7 +114,7 @@ def classify(traj: Trajectory, *, error: str | None = None, limit: str | None = 
         detail = f"{malformed.name}: {malformed.parse_error}" if malformed else error_type
         return MALFORMED, detail
     results = [m for m in traj.messages if m.role == "tool" and m.requestor != "user"]
-    unknown = next((m for m in results if (m.content or "").startswith("Unknown tool")), None)
+    unknown = next((m for m in results if _UNKNOWN.match(m.content or "")), None)
     if unknown is not None:
         return UNKNOWN_TOOL, (unknown.content or "")[:200]
     if user_turns is not None and traj.turns and len(traj.turns) < user_turns:
@@ -125,10 +129,13 @@ def classify(traj: Trajectory, *, error: str | None = None, limit: str | None = 
             return NO_RECOVERY, f"{call.name}: {text}"
     gold = traj.gold_calls()
     if gold:
+        called = {c.name for c in observed if c.ok}
+        missing = [g for g in gold if g.name not in called]
+        if missing:
+            return MISSING_CALL, ", ".join(f"{g.qualified_name} never called"
+                                           for g in missing[:3])
         for g in gold:
             same = [c for c in observed if c.name == g.name and c.ok]
-            if not same:
-                return MISSING_CALL, f"{g.qualified_name} never called"
             if not any(_matches(c.arguments, g.arguments, g.masked_arguments) for c in same):
                 return WRONG_ARGUMENTS, f"{g.qualified_name}: gold {g.arguments}"
         extra = [c.name for c in observed if c.ok and c.name not in {g.name for g in gold}]

@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 from envfactory.cli import app
 from harness.trajectory import Call, Message, MessageCall, Provenance, Trajectory, Turn
 from leaderboard import taxonomy as tx
-from tasks.envfactory.envfactory import envfactory
 from leaderboard.baselines import BaselineFile, load_baselines, reported_rows
 from leaderboard.build import build
 from leaderboard.read import find_logs, read_logs
 from leaderboard.records import Leaderboard, LogRecord
 from leaderboard.table import build_table
+from tasks.envfactory.envfactory import envfactory
 from tests.leaderboard.logs import BFCL_META, write_log
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -246,7 +246,7 @@ GOLD = [Call(env="e", name="add", arguments={"x": 1, "note": "n"}, masked_argume
      tx.NO_TOOL_USE),
     ("undecodable", {"traj": _traj([_call("add", parse_error="bad JSON")])}, tx.MALFORMED),
     ("unknown tool", {"traj": _traj([_call("nope"), _result(
-        "Unknown tool 'nope'. Available tools: add.", True)])}, tx.UNKNOWN_TOOL),
+        "Error: Unknown tool 'nope'. Available tools: add.", True)])}, tx.UNKNOWN_TOOL),
     ("stopped early", {"traj": _traj([_call("add")], [Turn(user="u")],
                                      termination="agent_stop"), "user_turns": 3},
      tx.STOPPED_EARLY),
@@ -260,6 +260,10 @@ GOLD = [Call(env="e", name="add", arguments={"x": 1, "note": "n"}, masked_argume
     ("gold tool never called", {"traj": _traj([_call("list")], [Turn(
         user="u", gold_calls=GOLD, calls=[Call(env="e", name="list", ok=True)])])},
      tx.MISSING_CALL),
+    ("one gold tool missing, another with other arguments", {"traj": _traj([_call("add")], [
+        Turn(user="u", gold_calls=GOLD, calls=[Call(env="e", name="add", ok=True,
+                                                    arguments={"x": 2})]),
+        Turn(user="v", gold_calls=[Call(env="e", name="submit")])])}, tx.MISSING_CALL),
     ("gold tool, other arguments", {"traj": _traj([_call("add")], [Turn(
         user="u", gold_calls=GOLD, calls=[Call(env="e", name="add", ok=True,
                                                arguments={"x": 2, "note": "n"})])])},
