@@ -28,6 +28,7 @@ __all__ = ["AgentFailure", "AgentReply", "WrongTest", "extract_python", "regener
 
 ROLES = ("coder", "tester")
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_OPEN_FENCE = re.compile(r"```(?:python|py)[^\n]*\n", re.IGNORECASE)
 
 
 class AgentFailure(Exception):
@@ -54,7 +55,12 @@ def extract_python(text: str) -> str:
     """The one fenced python block of a reply; ValueError says what is wrong."""
     blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in ("python", "py")]
     if not blocks:
-        raise ValueError("the reply has no fenced ```python code block")
+        # a reply cut off by the token limit: the open block runs to the end (validation
+        # then reports what is missing, worst first)
+        cut = _OPEN_FENCE.search(text)
+        if cut is None or "```" in text[cut.end():]:
+            raise ValueError("the reply has no fenced ```python code block")
+        blocks = [text[cut.end():]]
     if len(blocks) > 1:
         raise ValueError(f"the reply has {len(blocks)} ```python blocks; send the whole file "
                          "in exactly one")

@@ -122,6 +122,8 @@ def test_reply_parsing() -> None:
     assert agents.extract_python("x\n```python\nprint(1)\n```\ny") == "print(1)\n"
     with pytest.raises(ValueError, match="no fenced"):
         agents.extract_python("print(1)")
+    # cut off by the token limit: the open block runs to the end
+    assert agents.extract_python("```python\nx = 1\ndef f(") == "x = 1\ndef f(\n"
     with pytest.raises(ValueError, match="2 ```python blocks"):
         agents.extract_python("```python\na\n```\n```py\nb\n```")
 
