@@ -163,7 +163,7 @@ test-train-slow: install-train
 lint:
 	$(PYTHON) -m ruff check --extend-exclude tests/data envs harness tasks synthesis \
 	    training leaderboard envfactory benchmarks tests
-	$(PYTHON) -m mypy envs harness tasks synthesis envfactory training
+	$(PYTHON) -m mypy envs harness tasks synthesis envfactory training leaderboard
 
 # Every benchmark's --quick, so that none rots (figures printed, nothing asserted on
 # timings). τ² ones need TAU2_DATA_DIR (they skip with a reason without it);

@@ -143,9 +143,9 @@ def classify(traj: Trajectory, *, error: str | None = None, limit: str | None = 
             return EXTRA_WRITES, f"calls beyond the gold: {', '.join(extra[:5])}"
     elif gold_names is not None:
         names = {c.name for c in calls}
-        missing = [g for g in gold_names if g not in names]
-        if missing or "empty_turn" in error_type:
-            return MISSING_CALL, f"{error_type}: {', '.join(missing[:5]) or 'a turn without calls'}"
+        absent = [g for g in gold_names if g not in names]
+        if absent or "empty_turn" in error_type:
+            return MISSING_CALL, f"{error_type}: {', '.join(absent[:5]) or 'a turn without calls'}"
         extra = sorted(names - set(gold_names))
         if extra:
             return EXTRA_WRITES, f"{error_type}: calls beyond the gold: {', '.join(extra[:5])}"

@@ -212,6 +212,11 @@ def test_checkpoints_of_a_run_form_a_curve(tmp_path: Path) -> None:
     assert (ck.run_id, ck.method, ck.step) == ("run1", "sft", 200)
     assert ck.base_row == "run1/base"
     assert ck.cells["bfcl_mt"].delta == pytest.approx(0.5)
+    result = build([tmp_path], tmp_path / "out", baselines=None, with_taxonomy=False)
+    assert result.board.curves == board.curves
+    assert "step 0: 25.0, step 100: 50.0, step 200: 75.0" in (
+        tmp_path / "out/leaderboard.md").read_text()
+    assert (tmp_path / "out/plots/curve_run1.svg").read_text().count("<path") > 3
 
 
 # -- failure taxonomy -------------------------------------------------------------------
