@@ -47,6 +47,11 @@ Stage = Literal["new", "described", "coded", "tested", "validated", "revision_wr
                 "revised", "registered", "done"]
 Verdict = Literal["pending", "passed", "failed", "error"]
 
+#: the test file when the tester gave no usable reply
+_NO_TESTS = """def test_behaviour_tester_failed():
+    raise AssertionError({problem})
+"""
+
 #: env name, stage text (progress callbacks)
 OnEvent = Callable[[str, str], None]
 
@@ -214,9 +219,18 @@ class _EnvBuild:
             self.event("tests")
             cp.probe = await asyncio.to_thread(probe, self.d, self.read("code"),
                                                limits=self._limits())
-            reply = await self._agent("tester", agents.write_tests(
-                self.models["tester"], self.d, cp.probe.state_schema, cp.probe.default_state))
-            self.write("tests", f"tests/{TESTS}", reply.code)
+            try:
+                reply = await self._agent("tester", agents.write_tests(
+                    self.models["tester"], self.d, cp.probe.state_schema,
+                    cp.probe.default_state))
+                tests = reply.code
+            except AgentFailure as e:
+                # recorded, and the built-in checks still run; the standing failure keeps
+                # the environment from passing (and from revisions the coder cannot help)
+                self.spend(e.role, e.tokens)
+                cp.error = str(e)
+                tests = _NO_TESTS.format(problem=repr(str(e)))
+            self.write("tests", f"tests/{TESTS}", tests)
             self.save("tested")
         if cp.stage == "tested":
             self.event("validate")
@@ -226,7 +240,8 @@ class _EnvBuild:
             assert cp.results is not None
             if cp.stage == "revision_written":
                 await self._validate_revision()
-            elif cp.results.all_passed or len(cp.revisions) >= self.config.max_revisions:
+            elif (cp.results.all_passed or len(cp.revisions) >= self.config.max_revisions
+                  or cp.error is not None):
                 break
             else:
                 await self._write_revision(len(cp.revisions) + 1)

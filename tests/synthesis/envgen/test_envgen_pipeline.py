@@ -112,6 +112,17 @@ def test_malformed_reply_gets_one_retry_then_a_recorded_failure(tmp_path: Path) 
     assert _report(tmp_path, "tally_mute")["verdict"] == "error"
 
 
+def test_tester_failure_is_recorded_and_built_in_checks_still_run(tmp_path: Path) -> None:
+    r = _build(tmp_path, "TallyNoTests")["tally_no_tests"]
+    assert (r.verdict, r.revisions_used) == ("failed", 0)
+    assert "tester: the reply has no fenced" in (r.error or "")
+    # the built-in checks pass (7 interface, 5 executability, 4 state for 4 tools, 2 of
+    # them reads); the standing tester failure is the one failure
+    assert (r.tests_passed, r.tests_failed) == (16, 1)
+    assert [g["tests"] for g in r.failures] == [["test_behaviour_tester_failed"]]
+    assert r.tokens == {"coder": 2, "tester": 4}
+
+
 def test_passing_environment_is_registered(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from envs import registry
