@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,9 +41,12 @@ def hub_logs(repo_id: str, revision: str | None = None) -> Path:
 
 def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINES_FILE,
           with_taxonomy: bool = True, max_failures_per_log: int | None = None,
-          with_plots: bool = True, console: Console | None = None) -> BuildResult:
+          with_plots: bool = True, workers: int | None = None,
+          console: Console | None = None) -> BuildResult:
     """Read every log under `paths`, build the leaderboard and write every output to
-    `out`. `baselines=None` leaves the reported rows out."""
+    `out`. `baselines=None` leaves the reported rows out; `workers` processes classify
+    failed samples (default: the CPUs, at most 4)."""
+    workers = workers or min(4, os.cpu_count() or 1)
     console = console or Console(stderr=True)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -69,7 +73,8 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
             kept, _ = latest_logs(records)
             bar = progress.add_task("failure taxonomy", total=len(kept))
             board.taxonomy, board.failed_samples = taxonomy(
-                kept, on_log=lambda: progress.advance(bar), max_per_log=max_failures_per_log)
+                kept, on_logs=lambda n: progress.advance(bar, n),
+                max_per_log=max_failures_per_log, workers=workers)
             seconds["taxonomy"] = time.perf_counter() - t
     t = time.perf_counter()
     written = write_outputs(board, out)

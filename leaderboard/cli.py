@@ -40,6 +40,9 @@ def build_cmd(
     = False,
     max_failures_per_log: Annotated[int | None, typer.Option(
         min=1, help="Classify at most this many failed trials per log.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Processes classifying failed samples (default: CPUs, at most 4).")]
+    = None,
 ) -> None:
     """Build the leaderboard: a row per model or checkpoint, a column per benchmark
     metric with sample counts and 95% intervals, comparability marks, reported
@@ -65,7 +68,7 @@ def build_cmd(
         result = build(paths, out,
                        baselines=None if no_baselines else (baselines or BASELINES_FILE),
                        with_taxonomy=not no_taxonomy,
-                       max_failures_per_log=max_failures_per_log)
+                       max_failures_per_log=max_failures_per_log, workers=workers)
     except (FileNotFoundError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None

@@ -18,7 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402 - after choosing the headless back
 from leaderboard.records import Leaderboard  # noqa: E402
 from leaderboard.taxonomy import CATEGORIES  # noqa: E402
 
-__all__ = ["write_plots"]
+__all__ = ["MAX_BARS", "write_plots"]
+
+MAX_BARS = 30
+"""Measured rows per bar plot (the best ones; the table has them all), and row ×
+benchmark groups in the taxonomy plot (the most failures)."""
 
 
 def _slug(text: str) -> str:
@@ -26,9 +30,15 @@ def _slug(text: str) -> str:
 
 
 def _bars(board: Leaderboard, key: str, title: str, path: Path) -> bool:
-    rows = [(r, r.cells[key]) for r in board.rows if key in r.cells]
+    measured = [(r, r.cells[key]) for r in board.rows
+                if key in r.cells and r.kind == "measured"]
+    shown = sorted(measured, key=lambda rc: -rc[1].value)[:MAX_BARS]
+    rows = [rc for rc in measured if rc in shown] + [
+        (r, r.cells[key]) for r in board.rows if key in r.cells and r.kind == "reported"]
     if not rows:
         return False
+    if len(measured) > len(shown):
+        title += f" (best {len(shown)} of {len(measured)} measured)"
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
     labels = [r.label for r, _ in rows]
     values = [100 * c.value for _, c in rows]
@@ -84,7 +94,7 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     groups: dict[str, dict[str, int]] = defaultdict(dict)
     for t in board.taxonomy:
         groups[f"{t.row} · {t.benchmark}"][t.category] = t.count
-    labels = sorted(groups)
+    labels = sorted(sorted(groups), key=lambda g: -sum(groups[g].values()))[:MAX_BARS]
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(labels) + 1.6))
     left = [0] * len(labels)
     cmap = plt.get_cmap("tab20")
@@ -97,7 +107,9 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("failed trials")
-    ax.set_title("Failure taxonomy")
+    ax.set_title("Failure taxonomy" + (f" (the {len(labels)} of {len(groups)} model × "
+                                        "benchmark pairs with most failures)"
+                                        if len(groups) > len(labels) else ""))
     ax.legend(fontsize=7, loc="lower right")
     fig.subplots_adjust(left=0.42, right=0.97, bottom=0.8 / fig.get_figheight(),
                         top=1 - 0.4 / fig.get_figheight())

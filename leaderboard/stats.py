@@ -17,7 +17,7 @@ from harness.metrics import pass_hat
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "Estimate", "estimate", "pass_hat_curve"]
 
-BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_RESAMPLES = 1000
 SEED = 20260517
 
 

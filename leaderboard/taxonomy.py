@@ -1,6 +1,6 @@
 """Why samples failed: one category per failed trial, counted per row and benchmark.
 
-Only failed trials are read (`read_eval_log_sample` by id and epoch), and each is
+Only failed trials are read (by id and epoch, without their events: `samples.py`), and each is
 converted with `harness.logs.trajectory_of` into the canonical `Trajectory`, so the rules
 below read one shape for every benchmark: the episode's messages (tool calls with their
 parse errors and results), its turns with gold calls where the task carried them
@@ -34,15 +34,16 @@ from typing import Any
 
 # Inspect's own runner: one event loop with the async file system its readers need
 from inspect_ai._util._async import run_coroutine
-from inspect_ai.log import EvalSample, read_eval_log_samples_by_id_async
+from inspect_ai.log import EvalSample
 
 from harness.logs import trajectory_of
 from harness.trajectory import Trajectory
 from leaderboard import columns as cols
 from leaderboard.records import FailureExample, LogRecord, TaxonomyCount
+from leaderboard.samples import read_samples
 
-__all__ = ["CATEGORIES", "EXAMPLES_PER_CATEGORY", "classify", "classify_sample",
-           "failed_trials", "taxonomy"]
+__all__ = ["CATEGORIES", "EXAMPLES_PER_CATEGORY", "PARALLEL_FROM", "classify", "classify_logs",
+           "classify_sample", "failed_trials", "taxonomy"]
 
 USER_JUDGE = "simulated-user or judge failure"
 LIMIT = "step/error limit"
@@ -58,6 +59,9 @@ OTHER = "other"
 CATEGORIES = (MALFORMED, UNKNOWN_TOOL, WRONG_ARGUMENTS, MISSING_CALL, EXTRA_WRITES,
               NO_TOOL_USE, NO_RECOVERY, STOPPED_EARLY, LIMIT, USER_JUDGE, OTHER)
 EXAMPLES_PER_CATEGORY = 3
+PARALLEL_FROM = 400
+"""Failed trials from which `taxonomy(workers>1)` starts processes (each imports Inspect,
+about a second, so fewer are classified faster in this one)."""
 
 _LIMIT_ENDINGS = {"max_steps", "too_many_errors", "turn_step_limit", "max_tool_calls",
                   "limit"}
@@ -204,47 +208,79 @@ def failed_trials(rec: LogRecord) -> list[tuple[str, int]]:
     return _failed(rec, headline)
 
 
-def taxonomy(records: list[LogRecord], on_log: Callable[[], None] | None = None,
-             max_per_log: int | None = None
+#: (row, benchmark, category, example) of one classified trial
+Verdict = tuple[str, str, str, FailureExample]
+
+
+def classify_logs(records: list[LogRecord], max_per_log: int | None = None
+                  ) -> list[list[Verdict]]:
+    """Every failed trial of each log classified (per log, in order), the logs' failed
+    samples read concurrently in one event loop."""
+
+    async def one(rec: LogRecord, limit: asyncio.Semaphore) -> list[Verdict]:
+        wanted = failed_trials(rec)[:max_per_log]
+        ints = {s.id for s in rec.samples if s.int_id}
+        async with limit:
+            samples = await read_samples(
+                rec.path, [(int(i) if i in ints else i, e) for i, e in wanted])
+        by_id = {(s.id, s.epoch): s for s in rec.samples}
+        out = []
+        for (sample_id, epoch), sample in zip(wanted, samples, strict=True):
+            category, detail = classify_sample(sample, rec, by_id[(sample_id, epoch)].values)
+            out.append((rec.row, rec.benchmark, category, FailureExample(
+                log=rec.path, sample_id=sample_id, epoch=epoch, detail=detail[:300])))
+        return out
+
+    async def run() -> list[list[Verdict]]:
+        limit = asyncio.Semaphore(16)
+        return list(await asyncio.gather(*(one(rec, limit) for rec in records)))
+
+    return run_coroutine(run())
+
+
+def _chunks(records: list[LogRecord], size: int) -> list[list[LogRecord]]:
+    return [records[i:i + size] for i in range(0, len(records), size)]
+
+
+def taxonomy(records: list[LogRecord], on_logs: Callable[[int], None] | None = None,
+             max_per_log: int | None = None, workers: int = 1
              ) -> tuple[list[TaxonomyCount], dict[str, dict[str, int]]]:
     """Failure counts per (row, benchmark, category) with up to
     `EXAMPLES_PER_CATEGORY` examples each, and the failed trials classified per row and
-    benchmark. `max_per_log` caps the trials read per log (None: all)."""
+    benchmark. `max_per_log` caps the trials read per log (None: all). With `workers` >
+    1 and enough failed trials to pay for starting them, the logs are classified in
+    that many processes (reading and classifying is CPU-bound Python)."""
+    failed = sum(len(failed_trials(r)[:max_per_log]) for r in records)
+    verdicts: list[Verdict] = []
+    if workers > 1 and failed >= PARALLEL_FROM:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        size = max(1, len(records) // (4 * workers))
+        with ProcessPoolExecutor(workers) as pool:
+            futures = {pool.submit(classify_logs, chunk, max_per_log): len(chunk)
+                       for chunk in _chunks(records, size)}
+            results = {}
+            for future in as_completed(futures):
+                results[future] = future.result()
+                if on_logs is not None:
+                    on_logs(futures[future])
+            for future in futures:  # in the records' order, so examples are stable
+                verdicts += [v for per_log in results[future] for v in per_log]
+    else:
+        for chunk in _chunks(records, 50):
+            verdicts += [v for per_log in classify_logs(chunk, max_per_log) for v in per_log]
+            if on_logs is not None:
+                on_logs(len(chunk))
     counts: Counter[tuple[str, str, str]] = Counter()
     examples: dict[tuple[str, str, str], list[FailureExample]] = defaultdict(list)
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-
-    def classify_log(rec: LogRecord, wanted: list[tuple[str, int]],
-                     samples: list[EvalSample]) -> None:
-        by_id = {(s.id, s.epoch): s for s in rec.samples}
-        for (sample_id, epoch), sample in zip(wanted, samples, strict=True):
-            category, detail = classify_sample(sample, rec, by_id[(sample_id, epoch)].values)
-            key = (rec.row, rec.benchmark, category)
-            counts[key] += 1
-            totals[rec.row][rec.benchmark] += 1
-            if len(examples[key]) < EXAMPLES_PER_CATEGORY:
-                examples[key].append(FailureExample(log=rec.path, sample_id=sample_id,
-                                                    epoch=epoch, detail=detail[:300]))
-        if on_log is not None:
-            on_log()
-
-    async def run() -> None:
-        limit = asyncio.Semaphore(16)
-
-        async def one(rec: LogRecord) -> None:
-            wanted = failed_trials(rec)[:max_per_log]
-            ints = {s.id for s in rec.samples if s.int_id}
-            async with limit:
-                samples = await read_eval_log_samples_by_id_async(
-                    rec.path, [(int(i) if i in ints else i, e) for i, e in wanted],
-                    exclude_fields={"events", "attachments"}) if wanted else []
-            classify_log(rec, wanted, samples)
-
-        await asyncio.gather(*(one(rec) for rec in records))
-
-    run_coroutine(run())
+    for row, bench, category, example in verdicts:
+        key = (row, bench, category)
+        counts[key] += 1
+        totals[row][bench] += 1
+        if len(examples[key]) < EXAMPLES_PER_CATEGORY:
+            examples[key].append(example)
     out = [TaxonomyCount(row=row, benchmark=bench, category=cat, count=n,
                          examples=examples[(row, bench, cat)])
            for (row, bench, cat), n in sorted(counts.items())]
     return out, {row: dict(v) for row, v in totals.items()}
-

@@ -76,6 +76,16 @@ def test_real_logs_oracle_one_negative_zero(real_logs: Path, tmp_path: Path) -> 
     assert board.failed_samples == {"envfactory/replay (negative.jsonl)": {"envfactory": 2}}
 
 
+def test_taxonomy_in_worker_processes_matches_in_process(
+        real_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    recs = records(real_logs)
+    alone = tx.taxonomy(recs, workers=1)
+    monkeypatch.setattr(tx, "PARALLEL_FROM", 0)
+    seen: list[int] = []
+    assert tx.taxonomy(recs, on_logs=seen.append, workers=2) == alone
+    assert sum(seen) == len(recs)
+
+
 # -- hand-built logs: values, intervals, pass^k --------------------------------------
 
 
