@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from leaderboard.records import Cell, Leaderboard
@@ -33,6 +34,8 @@ def cell_text(cell: Cell) -> str:
         text += f" n={cell.n}"
         if cell.epochs > 1:
             text += f"×{cell.epochs}"
+        if len(cell.pass_hat) > 1:
+            text += " " + " ".join(f"{k}={_pct(v)}" for k, v in cell.pass_hat.items())
     if cell.delta is not None:
         text += f" ({'+' if cell.delta >= 0 else ''}{100 * cell.delta:.2f})"
     return text
@@ -95,7 +98,7 @@ def to_markdown(board: Leaderboard) -> str:
 
 
 CSV_FIELDS = ("row", "kind", "column", "value", "ci_low", "ci_high", "ci_method", "n",
-              "epochs", "comparable", "delta", "note", "source", "logs")
+              "epochs", "pass_hat", "comparable", "delta", "note", "source", "logs")
 
 
 def to_csv(board: Leaderboard) -> str:
@@ -111,7 +114,9 @@ def to_csv(board: Leaderboard) -> str:
             writer.writerow({
                 "row": row.label, "kind": row.kind, "column": c.key, "value": cell.value,
                 "ci_low": cell.ci_low, "ci_high": cell.ci_high, "ci_method": cell.ci_method,
-                "n": cell.n, "epochs": cell.epochs, "comparable": cell.comparable,
+                "n": cell.n, "epochs": cell.epochs,
+                "pass_hat": json.dumps(cell.pass_hat) if cell.pass_hat else "",
+                "comparable": cell.comparable,
                 "delta": cell.delta, "note": cell.note or "", "source": cell.source or "",
                 "logs": " ".join(cell.logs)})
     return out.getvalue()

@@ -62,6 +62,11 @@ function cellNode(cell){
     d.textContent = ' ('+(cell.delta>=0?'+':'')+(100*cell.delta).toFixed(2)+')';
     td.appendChild(d);
   }
+  const passes = Object.entries(cell.pass_hat || {}).map(([k, v]) => k + ' ' + pct(v));
+  if(passes.length > 1){
+    const s = document.createElement('span'); s.className = 'ci';
+    s.textContent = ' ' + passes.join(' '); td.appendChild(s);
+  }
   if(!cell.comparable){td.className='incomparable'; td.title = cell.note || '';
     td.appendChild(document.createTextNode(' †'));}
   else if(cell.note){td.title = cell.note;}

@@ -20,6 +20,7 @@ from harness.trajectory import Call, Message, MessageCall, Provenance, Trajector
 from leaderboard import taxonomy as tx
 from leaderboard.baselines import BaselineFile, load_baselines, reported_rows
 from leaderboard.build import build
+from leaderboard.outputs import to_markdown
 from leaderboard.read import find_logs, read_logs
 from leaderboard.records import Leaderboard, LogRecord
 from leaderboard.table import build_table
@@ -118,6 +119,8 @@ def test_tau2_pass_hat_k_over_epochs(tmp_path: Path) -> None:
     assert cell.value == pytest.approx(0.5) and cell.n == 3 and cell.epochs == 2
     assert cell.pass_hat == pytest.approx({"pass^1": 0.5, "pass^2": 1 / 3})
     assert cell.log_value == 0.5
+    assert "50.0 [0.0, 100.0] n=3×2 pass^1=50.0 pass^2=33.3" in to_markdown(
+        build_table(records(tmp_path)))
     # one domain only: the τ² average is marked partial, not passed off as the average
     avg = row(build_table(records(tmp_path)), "m/a").cells["tau2"]
     assert not avg.comparable and "retail, telecom missing" in (avg.note or "")
