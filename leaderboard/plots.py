@@ -95,7 +95,7 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     for t in board.taxonomy:
         groups[f"{t.row} · {t.benchmark}"][t.category] = t.count
     labels = sorted(sorted(groups), key=lambda g: -sum(groups[g].values()))[:MAX_BARS]
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(labels) + 1.6))
+    fig, ax = plt.subplots(figsize=(10, 0.4 * len(labels) + 1.6))
     left = [0] * len(labels)
     cmap = plt.get_cmap("tab20")
     for i, category in enumerate(CATEGORIES):
@@ -110,8 +110,8 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     ax.set_title("Failure taxonomy" + (f" (the {len(labels)} of {len(groups)} model × "
                                         "benchmark pairs with most failures)"
                                         if len(groups) > len(labels) else ""))
-    ax.legend(fontsize=7, loc="lower right")
-    fig.subplots_adjust(left=0.42, right=0.97, bottom=0.8 / fig.get_figheight(),
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.subplots_adjust(left=0.42, right=0.72, bottom=0.8 / fig.get_figheight(),
                         top=1 - 0.4 / fig.get_figheight())
     fig.savefig(path)
     plt.close(fig)
