@@ -140,9 +140,9 @@ def _sample(benchmark: str, summary: EvalSampleSummary) -> SampleRecord:
     if score is not None and score.explanation and "explanation" not in meta:
         meta["explanation"] = score.explanation[:300]
     return SampleRecord(
-        id=str(summary.id), int_id=isinstance(summary.id, int), epoch=summary.epoch, values=values,
-        stratum=stratum_of(benchmark, str(summary.id), summary.metadata),
-        error=summary.error, limit=summary.limit.type if summary.limit else None,
+        id=str(summary.id), int_id=isinstance(summary.id, int), epoch=summary.epoch,
+        values=values, stratum=stratum_of(benchmark, str(summary.id), summary.metadata),
+        error=summary.error, limit=summary.limit,
         score_meta={k: meta[k] for k in (*_SCORE_META, "explanation") if k in meta})
 
 

@@ -13,6 +13,7 @@ from inspect_ai.log import (
     EvalMetric,
     EvalResults,
     EvalSample,
+    EvalSampleLimit,
     EvalScore,
     EvalSpec,
     write_eval_log,
@@ -26,13 +27,16 @@ def write_log(path: Path, *, task: str, model: str, scores: list[tuple[str | int
               epochs: int = 1, created: str = "2026-06-01T10:00:00+00:00",
               metrics: dict[str, float] | None = None, scorer: str = "s",
               model_args: dict[str, Any] | None = None,
-              score_meta: dict[str | int, dict[str, Any]] | None = None) -> Path:
+              score_meta: dict[str | int, dict[str, Any]] | None = None,
+              limits: dict[str | int, str] | None = None) -> Path:
     """A finished log of `task` by `model`: `scores` are (sample id, epoch, score value)."""
     samples = [EvalSample(id=sid, epoch=epoch, input="q", target="",
                           messages=[ChatMessageUser(content="q"),
                                     ChatMessageAssistant(content="a")],
                           scores={scorer: Score(value=value,
-                                                metadata=(score_meta or {}).get(sid))})
+                                                metadata=(score_meta or {}).get(sid))},
+                          limit=EvalSampleLimit(type=(limits or {})[sid], limit=10)
+                          if sid in (limits or {}) else None)
                for sid, epoch, value in scores]
     log = EvalLog(
         status="success",

@@ -305,6 +305,17 @@ def test_taxonomy_rules(case: str, kwargs: dict, expected: str) -> None:
     assert category == expected, (case, detail)
 
 
+def test_a_sample_cut_by_an_inspect_limit_is_a_limit_failure(tmp_path: Path) -> None:
+    write_log(tmp_path / "a.eval", task="bfcl_multiturn", model="m/a", metadata=BFCL_META,
+              scores=[("multi_turn_base_0", 1, "I"), ("multi_turn_base_1", 1, "C")],
+              limits={"multi_turn_base_0": "message"})
+    [rec] = records(tmp_path)
+    assert [s.limit for s in rec.samples] == ["message", None]
+    [entry], failed = tx.taxonomy([rec])
+    assert (entry.category, entry.count, failed) == (tx.LIMIT, 1, {"m/a": {
+        "bfcl_multi_turn": 1}})
+
+
 # -- outputs and CLI --------------------------------------------------------------------
 
 
