@@ -15,7 +15,6 @@ metadata alone gives a tokenizer that Inspect and verl would misuse:
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+
+from training.provenance import file_sha256
 
 MODELS_DIR = Path(
     os.environ.get("ENVFACTORY_MODELS_DIR", "~/.cache/envfactory/models")
@@ -78,7 +79,7 @@ def prepared_models() -> dict[str, Path | None]:
     out: dict[str, Path | None] = {}
     for name, dirname in (("smollm2", SMOLLM2_DIRNAME), ("tiny-qwen3", TINY_QWEN3_DIRNAME)):
         marker = _read_marker(MODELS_DIR / dirname)
-        current = marker is not None and marker.get("template_sha256") == _sha256(TEMPLATE_PATH)
+        current = marker is not None and marker.get("template_sha256") == file_sha256(TEMPLATE_PATH)
         out[name] = MODELS_DIR / dirname if current else None
     return out
 
@@ -95,7 +96,7 @@ def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path
     smollm2 = prepare_smollm2()
     expected = {"source": "random Qwen3", "seed": TINY_QWEN3_SEED,
                 "tokenizer": json.loads((smollm2 / MARKER).read_text())["source_sha256"],
-                "template_sha256": _sha256(TEMPLATE_PATH)}
+                "template_sha256": file_sha256(TEMPLATE_PATH)}
     if not force and _read_marker(out_dir) == expected:
         return out_dir
     import torch
@@ -150,8 +151,8 @@ def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
         expected = {
             "source": SMOLLM2_GGUF,
             "source_size": gguf_path.stat().st_size,
-            "source_sha256": _sha256(gguf_path),
-            "template_sha256": _sha256(TEMPLATE_PATH),
+            "source_sha256": file_sha256(gguf_path),
+            "template_sha256": file_sha256(TEMPLATE_PATH),
         }
     if not force and _read_marker(out_dir) == expected:
         return out_dir
@@ -251,10 +252,3 @@ def _read_marker(out_dir: Path) -> dict[str, Any] | None:
         return None
     return marker
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
