@@ -345,9 +345,13 @@ def _model_kind(checkpoint: Path) -> tuple[str, str | None]:
 def _default_logs(checkpoint: Path, provenance: dict[str, Any] | None, log_root: Path
                   ) -> list[Path]:
     """Where `envfactory score run` left this checkpoint's logs:
-    `<log_root>/<run_id>/<checkpoint name>/` (run id: the provenance's, else the name)."""
-    run_id = (provenance or {}).get("run_id") or checkpoint.name
-    folder = log_root / str(run_id) / checkpoint.name
+    `<log_root>/<run_id>/<checkpoint name>/` (run id: the provenance's, else the name; a
+    verl step's `global_step_N/actor/huggingface` is named `global_step_N`, as there)."""
+    resolved = checkpoint.resolve()
+    name = (resolved.parts[-3] if resolved.parts[-2:] == ("actor", "huggingface")
+            else resolved.name)
+    run_id = (provenance or {}).get("run_id") or name
+    folder = log_root / str(run_id) / name
     return [folder] if folder.is_dir() else []
 
 

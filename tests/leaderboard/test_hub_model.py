@@ -155,3 +155,18 @@ def test_not_a_model_directory(fake_hub: FakeHub, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="neither config.json .* nor adapter_config.json"):
         push_model(tmp_path, "tester/nothing")
     assert fake_hub.repos == {}
+
+
+def test_default_logs_are_where_score_run_puts_them(tmp_path: Path) -> None:
+    """`score run` names a verl step's `global_step_N/actor/huggingface` `global_step_N`."""
+    from leaderboard.hub import _default_logs
+
+    scores = tmp_path / "scores"
+    step = tmp_path / "run" / "global_step_20" / "actor" / "huggingface"
+    sft = tmp_path / "run" / "checkpoint-30"
+    for folder in (scores / "grpo-a" / "global_step_20", scores / "sft-a" / "checkpoint-30"):
+        folder.mkdir(parents=True)
+    assert _default_logs(step, {"run_id": "grpo-a"}, scores) == [
+        scores / "grpo-a" / "global_step_20"]
+    assert _default_logs(sft, {"run_id": "sft-a"}, scores) == [scores / "sft-a" / "checkpoint-30"]
+    assert _default_logs(sft, None, scores) == []  # run id: the name, no such folder
