@@ -29,7 +29,12 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from training.provenance import CheckpointProvenance, file_sha256, write_provenance
+from training.provenance import (
+    CheckpointProvenance,
+    base_model_id,
+    file_sha256,
+    write_provenance,
+)
 
 __all__ = ["GrpoConfig", "command", "overrides", "run_grpo"]
 
@@ -104,7 +109,9 @@ def run_grpo(config: GrpoConfig) -> list[Path]:
 
     def provenance(step: int | None) -> CheckpointProvenance:
         return CheckpointProvenance(run_id=config.run_id or config.output_dir.name,
-                                    method="grpo", base_model=config.model, step=step,
+                                    method="grpo",
+                                    base_model=base_model_id(config.model, config.model),
+                                    step=step,
                                     data=data, config_sha256=config_sha)
 
     # the run's record first: `score watch` credits steps saved during training to it

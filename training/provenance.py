@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-__all__ = ["PROVENANCE_FILE", "CheckpointProvenance", "file_sha256", "read_provenance",
-           "write_provenance"]
+__all__ = ["PROVENANCE_FILE", "CheckpointProvenance", "base_model_id", "file_sha256",
+           "read_provenance", "write_provenance"]
 
 PROVENANCE_FILE = "envfactory_provenance.json"
 
@@ -84,3 +84,11 @@ def file_sha256(path: Path | str) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def base_model_id(model: str, model_path: str) -> str:
+    """How provenance names the base model: a Hub id as given, a local directory (a
+    prepared model's too) by its name — the name `envfactory score` gives a directory it
+    scores without provenance, so the leaderboard pairs a run with its scored base model
+    (its step 0 and the deltas)."""
+    return Path(model_path).name if Path(model_path).is_dir() else model

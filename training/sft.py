@@ -40,7 +40,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from training.export import SFT_NAME, export
-from training.provenance import CheckpointProvenance, file_sha256, write_provenance
+from training.provenance import (
+    CheckpointProvenance,
+    base_model_id,
+    file_sha256,
+    write_provenance,
+)
 
 __all__ = ["PRESETS", "SftConfig", "SftResult", "llamafactory_cli", "render", "run_sft"]
 
@@ -225,7 +230,8 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
 
     def stamp(directory: Path, step: int | None) -> None:
         write_provenance(directory, CheckpointProvenance(
-            run_id=run_id, method="sft", base_model=base, step=step, data=data_hashes,
+            run_id=run_id, method="sft", base_model=base_model_id(base, model_path),
+            step=step, data=data_hashes,
             config_sha256=config_sha))
 
     # the run's provenance first, so that `score watch` credits checkpoints saved while

@@ -54,6 +54,7 @@ from training.autoscore import (
 from training.provenance import (
     PROVENANCE_FILE,
     CheckpointProvenance,
+    base_model_id,
     file_sha256,
     read_provenance,
     write_provenance,
@@ -106,6 +107,15 @@ def test_provenance_defaults_and_file_hash(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"abc")
     assert file_sha256(tmp_path / "f") == (
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+
+
+def test_a_base_model_is_named_as_score_names_it_scored_alone(tmp_path: Path) -> None:
+    """A run's base model (a local directory) and that directory scored without provenance
+    carry the same `base_model`, so the leaderboard can pair them."""
+    local = model_dir(tmp_path / "models" / "smollm2-135m-instruct")
+    assert base_model_id("smollm2", str(local)) == "smollm2-135m-instruct"
+    assert resolve_provenance(inspect_checkpoint(local)).base_model == "smollm2-135m-instruct"
+    assert base_model_id("Qwen/Qwen3-8B", "Qwen/Qwen3-8B") == "Qwen/Qwen3-8B"  # a Hub id
 
 
 def test_resolve_provenance_own_then_run_then_base(tmp_path: Path) -> None:

@@ -191,8 +191,9 @@ def test_two_step_sft_of_the_tiny_qwen3_leaves_a_stamped_checkpoint(
     ckpt = tmp_path / "run" / "checkpoint-2"
     assert (ckpt / "config.json").is_file()
     prov = read_provenance(ckpt)
+    # the prepared model's directory name: what `score` calls that model scored alone
     assert prov is not None and (prov.method, prov.step, prov.base_model) == (
-        "sft", 2, "tiny-qwen3")
+        "sft", 2, "tiny-qwen3-random")
     assert list(prov.data.values()) == [json.loads(
         (tmp_path / "run" / "data" / "manifest.json").read_text())["inputs"][str(TRAIN)]]
     losses = [json.loads(line)["loss"] for line in
