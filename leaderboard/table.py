@@ -222,15 +222,21 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
 
 def _curves(rows: list[RowInfo]) -> dict[str, dict[str, list[CurvePoint]]]:
     """Score vs step per run and column: the run's checkpoints, with the run's base row
-    (method "base", same run id) as step 0."""
+    (method "base", same run id) as step 0 — else its checkpoints' base row (`_base_row`:
+    the base model scored on its own, as `envfactory demo` does)."""
     out: dict[str, dict[str, list[CurvePoint]]] = {}
     runs: dict[str, list[RowInfo]] = defaultdict(list)
+    by_key = {r.key: r for r in rows}
     for r in rows:
         if r.run_id and (r.step is not None or r.method == "base"):
             runs[r.run_id].append(r)
     for run_id, members in sorted(runs.items()):
         if not any(m.step is not None and m.method != "base" for m in members):
             continue
+        if not any(m.method == "base" for m in members):
+            bases = sorted({m.base_row for m in members if m.base_row in by_key})
+            if bases:
+                members = [*members, by_key[bases[0]]]
         per_col: dict[str, list[CurvePoint]] = defaultdict(list)
         for m in members:
             step = 0 if m.method == "base" else m.step

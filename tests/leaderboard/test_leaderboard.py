@@ -204,9 +204,9 @@ def test_reported_rows_sit_beside_measured_ones(tmp_path: Path) -> None:
 # -- checkpoint curves ------------------------------------------------------------------
 
 
-def _checkpoint(tmp_path: Path, name: str, step: int | None, method: str, correct: int
-                ) -> None:
-    meta = {**BFCL_META, "envfactory_run_id": "run1", "envfactory_method": method,
+def _checkpoint(tmp_path: Path, name: str, step: int | None, method: str, correct: int,
+                run: str = "run1") -> None:
+    meta = {**BFCL_META, "envfactory_run_id": run, "envfactory_method": method,
             "envfactory_base_model": "org/base", "envfactory_step": step,
             "envfactory_checkpoint": f"/ckpt/{name}"}
     scores = [(f"multi_turn_base_{i}", 1, "C" if i < correct else "I") for i in range(4)]
@@ -230,6 +230,18 @@ def test_checkpoints_of_a_run_form_a_curve(tmp_path: Path) -> None:
     assert "step 0: 25.0, step 100: 50.0, step 200: 75.0" in (
         tmp_path / "out/leaderboard.md").read_text()
     assert (tmp_path / "out/plots/curve_run1.svg").read_text().count("<path") > 3
+
+
+def test_a_base_model_scored_on_its_own_is_the_curves_step_0(tmp_path: Path) -> None:
+    """`envfactory demo` scores the base model outside the run (its own run id); it still
+    pairs with the run's checkpoints through the base model they name."""
+    _checkpoint(tmp_path, "merged", 30, "sft", 3)
+    _checkpoint(tmp_path, "base", None, "base", 1, run="org/base")
+    board = build_table(records(tmp_path))
+    assert row(board, "run1/merged").base_row == "org/base/base"
+    assert [(p.step, p.value) for p in board.curves["run1"]["bfcl_mt"]] == [
+        (0, 0.25), (30, 0.75)]
+    assert "org/base" not in board.curves  # a base alone is no curve
 
 
 # -- failure taxonomy -------------------------------------------------------------------
