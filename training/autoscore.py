@@ -59,7 +59,7 @@ __all__ = [
     "checkpoint_complete", "checkpoint_hf_target", "eval_set_argv", "find_checkpoints",
     "hf_target", "inspect_checkpoint", "needs_merge", "provenance_metadata",
     "resolve_provenance", "results_dir", "score_app", "score_checkpoint", "url_target",
-    "scoring_beside", "vllm_server", "watch", "watch_command",
+    "check_suite", "scoring_beside", "vllm_server", "watch", "watch_command",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -896,10 +896,11 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _check_suite(suite: str) -> Suite:
+def check_suite(suite: str, option: str = "--suite") -> Suite:
+    """A suite name from the command line (`option` names the flag in the error)."""
     if suite not in SUITES:
         raise typer.BadParameter(f"{suite!r}: use one of {', '.join(SUITES)}",
-                                 param_hint="--suite")
+                                 param_hint=option)
     return cast(Suite, suite)
 
 
@@ -919,7 +920,7 @@ def score_run(
     A rerun resumes and skips finished tasks. Exits 1 unless every task finished.
     """
     try:
-        result = score_checkpoint(checkpoint, suite=_check_suite(suite), serve=serve,
+        result = score_checkpoint(checkpoint, suite=check_suite(suite), serve=serve,
                                   limit=limit, log_root=log_dir, max_tokens=max_tokens,
                                   model_name=model_name, device=device,
                                   extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
@@ -949,7 +950,7 @@ def score_watch(
     Ctrl-C, or one pass with --once (exit 1 if a checkpoint failed in that pass).
     """
     try:
-        results = watch(run_dir, interval=interval, once=once, suite=_check_suite(suite),
+        results = watch(run_dir, interval=interval, once=once, suite=check_suite(suite),
                         limit=limit, serve=serve, log_root=log_dir, max_tokens=max_tokens,
                         model_name=model_name, device=device,
                         extra_args=inspect_arg or (), vllm_args=vllm_arg or ())

@@ -27,14 +27,11 @@ _ScoreLogDirOpt = Annotated[Path, typer.Option(help="--score: results root.")]
 def _scoring(output_dir: Path, suite: str | None, limit: int | None, log_dir: Path,
              console: Console) -> AbstractContextManager[object]:
     """Auto-scoring beside a training run (`training.autoscore.scoring_beside`), or nothing."""
-    from training.autoscore import SUITES, scoring_beside
+    from training.autoscore import check_suite, scoring_beside
 
     if suite is None:
         return nullcontext()
-    if suite not in SUITES:
-        raise typer.BadParameter(f"{suite!r}: use one of {', '.join(SUITES)}",
-                                 param_hint="--score")
-    return scoring_beside(output_dir, suite=suite, limit=limit,  # type: ignore[arg-type]
+    return scoring_beside(output_dir, suite=check_suite(suite, "--score"), limit=limit,
                           log_root=log_dir, console=console)
 
 
