@@ -162,8 +162,8 @@ test-train-slow: install-train
 # verbatim); mypy on the core packages.
 lint:
 	$(PYTHON) -m ruff check --extend-exclude tests/data envs harness tasks synthesis \
-	    training leaderboard envfactory benchmarks tests
-	$(PYTHON) -m mypy envs harness tasks synthesis envfactory training leaderboard
+	    training leaderboard envfactory benchmarks testkit tests
+	$(PYTHON) -m mypy envs harness tasks synthesis envfactory training leaderboard testkit
 
 # Every benchmark's --quick, so that none rots (figures printed, nothing asserted on
 # timings). τ² ones need TAU2_DATA_DIR (they skip with a reason without it);

@@ -1,7 +1,7 @@
 """BFCL multi-turn, request by request: the official OpenAI handlers vs our task on Inspect.
 
 Both harnesses talk to the same recording OpenAI-compatible server
-(`harness.recording_server`), whose scripted model answers each request from the
+(`testkit.recording_server`), whose scripted model answers each request from the
 conversation it carries (which entry, which turn, which step), so both live through the
 same conversation:
 
@@ -48,8 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.recording_server import Api, RecordedRequest, RecordingServer  # noqa: E402
-from tasks._bfcl.official_pipeline import (  # noqa: E402
+from testkit.bfcl_official import (  # noqa: E402
     Script,
     Scripted,
     Turns,
@@ -63,6 +62,7 @@ from tasks._bfcl.official_pipeline import (  # noqa: E402
     official_evaluate,
     users_per_turn,
 )
+from testkit.recording_server import Api, RecordedRequest, RecordingServer  # noqa: E402
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 OFFICIAL_MODEL = "gpt-4o-2024-11-20-FC"

@@ -12,7 +12,7 @@ from inspect_ai.model import ChatMessageTool, ChatMessageUser, GenerateConfig, g
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from harness import raw_arguments
-from harness.recording_server import Api, RecordingServer, Reply, ReplyCall
+from testkit.recording_server import Api, RecordingServer, Reply, ReplyCall
 
 TOOL = ToolInfo(name="cd", description="Change directory.",
                 parameters=ToolParams(properties={"folder": ToolParam(type="string")},

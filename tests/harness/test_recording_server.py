@@ -10,7 +10,7 @@ import pytest
 from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
-from harness.recording_server import Api, RecordingServer, Reply, ReplyCall
+from testkit.recording_server import Api, RecordingServer, Reply, ReplyCall
 
 TOOL = ToolInfo(name="lookup", description="Look a thing up.",
                 parameters=ToolParams(properties={"key": ToolParam(type="string")},

@@ -16,9 +16,9 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from envs.tau2.tool_objects import official_tools
 from envs.tau2.world import Tau2World
-from harness.recording_server import Api, RecordingServer, Reply
 from harness.tool_backends import tau2_tools
 from harness.verbatim_tools import responses_form
+from testkit.recording_server import Api, RecordingServer, Reply
 from tests.shared_data import TAU2_DATA, needs_tau2
 
 TOOLKITS = [("airline", "agent"), ("retail", "agent"), ("telecom", "agent"),

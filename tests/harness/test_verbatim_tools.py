@@ -12,8 +12,8 @@ import pytest
 from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
-from harness.recording_server import Api, RecordingServer, Reply
 from harness.verbatim_tools import install, verbatim
+from testkit.recording_server import Api, RecordingServer, Reply
 
 #: hand-written: keys in a non-alphabetical, non-Inspect order, a `$defs`/`$ref`
 #: schema and a key (`response`) that Inspect's ToolInfo does not model

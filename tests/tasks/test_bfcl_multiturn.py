@@ -2,7 +2,7 @@
 controls, mutated trajectories, the step limit and the held-out function rules.
 
 Every expected verdict comes from bfcl-eval's own inference loop and runner driven by
-the same scripted model (`tasks._bfcl.official_pipeline.official_run`), never from our code.
+the same scripted model (`testkit.bfcl_official.official_run`), never from our code.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from inspect_ai.tool import ToolCall
 from envs.bfcl import package
 from envs.bfcl.environment import official_executor
 from tasks._bfcl.multiturn import HOLDOUT_MESSAGE
-from tasks._bfcl.official_pipeline import (
+from testkit.bfcl_official import (
     Turns,
     cached_instances,
     entry_and_gt,

@@ -30,7 +30,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store_as
 
 from harness.gold import ModelCallContext
-from tasks._bfcl.official_pipeline import (
+from testkit.bfcl_official import (
     FINAL_TEXT,
     Turns,
     _bind,

@@ -43,8 +43,7 @@ import pytest
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from harness.recording_server import RecordingServer
-from tasks._bfcl.official_pipeline import (
+from testkit.bfcl_official import (
     Script,
     Scripted,
     Turns,
@@ -57,6 +56,7 @@ from tasks._bfcl.official_pipeline import (
     keyword_form,
     users_per_turn,
 )
+from testkit.recording_server import RecordingServer
 
 OSS_MODEL = "Qwen/Qwen3-8B-FC"
 

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tasks._bfcl.official_pipeline import _text, gold_turns, keyword_form
+from testkit.bfcl_official import _text, gold_turns, keyword_form
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,9 +77,9 @@ def test_single_turn_requests_equal_the_official_handlers(api: str, tmp_path: Pa
     from openai import OpenAI
 
     from envs.bfcl import package
-    from harness.recording_server import RecordingServer, Reply
-    from tasks._bfcl.official_pipeline import _official
     from tasks.bfcl_singleturn.bfcl_singleturn import bfcl_singleturn
+    from testkit.bfcl_official import _official
+    from testkit.recording_server import RecordingServer, Reply
 
     module = comparison()
     entries = {}

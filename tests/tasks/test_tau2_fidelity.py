@@ -232,7 +232,7 @@ def test_wire_requests_equal_the_recorded_upstream_ones(monkeypatch: pytest.Monk
     against a recording server. Expected: the bodies `tau2 run` v0.2.0 sent for the same
     script (recorded; ids renumbered; upstream's tool calls also carry a non-standard
     top-level `name`, which servers ignore)."""
-    from harness.recording_server import RecordingServer, Reply, ReplyCall
+    from testkit.recording_server import RecordingServer, Reply, ReplyCall
 
     task_id = "[mobile_data_issue]airplane_mode_on|bad_network_preference[PERSONA:Hard]"
     user_script = [Reply(content="Hello, I need some help."),

@@ -2,7 +2,7 @@
 
 The command lines are checked field by field as pure functions; the end-to-end runs go
 through real `inspect eval-set` subprocesses against the recording OpenAI-compatible
-server (harness/recording_server.py) answering "I cannot help.", so they need no model
+server (testkit/recording_server.py) answering "I cannot help.", so they need no model
 and no network. The real SmolLM2 run is marked slow.
 """
 
@@ -25,7 +25,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from envfactory.cli import app
-from harness.recording_server import Api, RecordingServer, Reply
+from testkit.recording_server import Api, RecordingServer, Reply
 from training import autoscore
 from training.autoscore import (
     DEFAULT_LIMITS,
@@ -478,7 +478,7 @@ def test_watch_records_a_failure_and_retries_it(
 FAKE_VLLM = """\
 import os, sys, time
 sys.path.insert(0, {root!r})
-from harness.recording_server import RecordingServer, Reply
+from testkit.recording_server import RecordingServer, Reply
 args = sys.argv[1:]
 assert args[0] == "serve", args
 port = int(args[args.index("--port") + 1])

@@ -41,11 +41,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from harness.recording_server import RecordingServer, Reply
 from tasks._mcp_atlas import workspace
 from tasks._mcp_atlas.dataset import server_of
 from tasks._mcp_atlas.servers import availability, templates
 from tasks.mcp_atlas.mcp_atlas import mcp_atlas
+from testkit.recording_server import RecordingServer, Reply
 from tests.shared_data import MCP_ATLAS_OFFICIAL, needs_mcp_atlas
 
 pytestmark = [needs_mcp_atlas, pytest.mark.usefixtures("use_mcp_atlas_data")]

@@ -31,13 +31,13 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
-from harness.recording_server import RecordingServer, Reply, ReplyCall
 from tasks.vitabench.vitabench import (
     vitabench_cross,
     vitabench_delivery,
     vitabench_instore,
     vitabench_ota,
 )
+from testkit.recording_server import RecordingServer, Reply, ReplyCall
 from tests.shared_data import VITABENCH_DATA, VITABENCH_OFFICIAL, needs_vitabench
 
 pytestmark = [needs_vitabench, pytest.mark.usefixtures("use_vitabench_data")]

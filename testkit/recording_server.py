@@ -15,7 +15,7 @@ It speaks Chat Completions (`/v1/chat/completions`) and the Responses API
 
 or, for a harness in another virtual environment:
 
-    python -m harness.recording_server --port 8765 --record out.jsonl \
+    python -m testkit.recording_server --port 8765 --record out.jsonl \
         --responder mypackage.behaviours:lookup_then_stop
 """
 

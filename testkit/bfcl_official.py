@@ -1,6 +1,7 @@
 """The official BFCL multi-turn pipeline driven by a scripted model, beside our Inspect
 task driven by the same model: the reference verdicts and requests the fidelity tests
 (`tests/tasks/test_bfcl_*`) and `benchmarks/bfcl_request_comparison.py` compare against.
+Part of the test kit: product code never imports it.
 
 The reference never goes through our code. `official_run` drives bfcl-eval's own
 multi-turn inference loop (`BaseHandler.inference_multi_turn_FC`) with its OpenAI
@@ -43,8 +44,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from envs.bfcl import package  # noqa: F401 - sets BFCL_PROJECT_ROOT before bfcl-eval loads
-from harness.recording_server import Api, Reply, ReplyCall
 from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
+from testkit.recording_server import Api, Reply, ReplyCall
 
 Call = str | tuple[str, str]
 Turns = list[list[list[Any]]]  # turns -> steps -> calls (Call)
@@ -385,7 +386,7 @@ def official_verdict(entry_id: str, turns: Turns) -> bool:
     return official_run(entry_id, turns).valid
 
 
-# -- a scripted model behind an OpenAI-compatible server (harness.recording_server) ------
+# -- a scripted model behind an OpenAI-compatible server (testkit.recording_server) ----
 
 
 def _text(content: Any) -> str:
