@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from envs.base import Environment, ToolSpec
+from envs.bfcl import package
+from envs.bfcl.environment import BfclEnvironment
 
 __all__ = ["EnvEntry", "all_entries", "create", "get"]
 
@@ -26,9 +28,6 @@ class EnvEntry:
 
 
 def _bfcl_entries() -> list[EnvEntry]:
-    from envs.bfcl import package
-    from envs.bfcl.environment import BfclEnvironment
-
     try:
         classes = package.backend_classes()
         version = package.bfcl_version()

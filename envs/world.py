@@ -9,7 +9,7 @@ phone belongs to the simulated `"user"`): a requestor can only call the tools of
 own environments. `after_call` runs after every call that reached an environment,
 so couplings between environments (τ² telecom's `sync_tools`) live in one place.
 Every benchmark's episode world is this class or a thin subclass of it
-(`envs.tau2.world.Tau2World`, `envs.bfcl.environment.BfclWorld`).
+(`envs.tau2.world.Tau2World`, `envs.bfcl.world.BfclWorld`).
 """
 
 from __future__ import annotations

@@ -25,9 +25,8 @@ from pydantic import BaseModel, JsonValue
 
 from envs.base import SnapshotEnvironment, ToolError, ToolSpec
 from envs.bfcl import codec, package
-from envs.world import World
 
-__all__ = ["WRITE_TOOLS", "BfclEnvironment", "BfclWorld", "forget_instances", "is_write",
+__all__ = ["WRITE_TOOLS", "BfclEnvironment", "execute_official", "forget_instances", "is_write",
            "official_executor"]
 
 ERROR_PREFIX = "Error during execution: "
@@ -131,36 +130,6 @@ def new_run_key() -> str:
     return f"envfactory_{uuid.uuid4().hex}"
 
 
-class BfclWorld(World):
-    """The backends of one BFCL entry (named by class), executed together as the
-    official runner does: `execute` runs decoded call strings on all of them at once;
-    `call`/`call_qualified` (from `World`) run one call through the contract."""
-
-    def __init__(
-        self,
-        entry_id: str,
-        initial_config: Mapping[str, Any],
-        involved_classes: list[str],
-        long_context: bool = False,
-    ) -> None:
-        self.entry_id = entry_id
-        self.long_context = long_context
-        self.envs: dict[str, BfclEnvironment]  # type: ignore[assignment]
-        super().__init__(envs={
-            c: BfclEnvironment(c, initial_config.get(c, {}), long_context=long_context)
-            for c in involved_classes
-        })
-
-    def execute(self, calls: list[str]) -> list[str]:
-        """Run decoded call strings (`name(k=v)`) exactly as bfcl-eval's runner does."""
-        instances = {c: env.backend for c, env in self.envs.items()}
-        return _execute_official(instances, calls, self.entry_id, self.long_context)
-
-    def public_state(self) -> dict[str, dict[str, Any]]:
-        """What the official state checker compares: public attributes per class."""
-        return {c: env.public_state() for c, env in self.envs.items()}
-
-
 @contextmanager
 def _lent(instances: Mapping[str, Any], entry_id: str) -> Iterator[str]:
     run_key = new_run_key()
@@ -182,9 +151,11 @@ def _lent(instances: Mapping[str, Any], entry_id: str) -> Iterator[str]:
         )
 
 
-def _execute_official(
+def execute_official(
     instances: Mapping[str, Any], calls: list[str], entry_id: str, long_context: bool
 ) -> list[str]:
+    """Run decoded call strings on `instances` (class name -> backend) with bfcl-eval's own
+    executor, lending it the instances for the duration of the calls."""
     with _lent(instances, entry_id) as run_key:
         results, _ = official_executor().execute_multi_turn_func_call(
             func_call_list=calls,
@@ -285,7 +256,7 @@ class BfclEnvironment(SnapshotEnvironment):
         return dict(arguments)
 
     def _execute(self, tool: str, kwargs: dict[str, Any]) -> Any:
-        (result,) = _execute_official(
+        (result,) = execute_official(
             {self.class_name: self.backend}, [call_string(tool, kwargs)],
             "single", self.long_context,
         )

@@ -42,12 +42,12 @@ from inspect_ai.util import store_as
 
 from envs.bfcl import package
 from envs.bfcl.environment import (
-    BfclWorld,
     forget_instances,
     new_backend,
     new_run_key,
     official_function_docs,
 )
+from envs.bfcl.world import BfclWorld
 from harness import raw_arguments
 from harness.episode import (
     Episode,

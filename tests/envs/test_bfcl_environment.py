@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.bfcl import package
-from envs.bfcl.environment import WRITE_TOOLS, BfclEnvironment, BfclWorld, official_executor
+from envs.bfcl.environment import WRITE_TOOLS, BfclEnvironment, official_executor
+from envs.bfcl.world import BfclWorld
 from envs.registry import all_entries, create
 
 CATEGORIES = ["base", "miss_func", "miss_param", "long_context"]
