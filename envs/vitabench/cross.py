@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from envs.vitabench.base import VitaEnvironment
 from envs.vitabench.delivery import RECREATORS as DELIVERY_RECREATORS
 from envs.vitabench.delivery import DeliveryDB, DeliveryEnvironment
-from envs.vitabench.feasibility import Recreator
 from envs.vitabench.instore import RECREATORS as INSTORE_RECREATORS
 from envs.vitabench.instore import InStoreEnvironment
 from envs.vitabench.instore_models import InStoreDB
@@ -36,6 +35,7 @@ from envs.vitabench.models import Registry
 from envs.vitabench.ota import RECREATORS as OTA_RECREATORS
 from envs.vitabench.ota import OTAEnvironment
 from envs.vitabench.ota_models import OTADB
+from envs.vitabench.recreation import Recreator
 
 __all__ = ["CROSS_DOMAIN", "DOMAINS", "RECREATORS", "CrossDB", "CrossEnvironment",
            "merged_registry"]

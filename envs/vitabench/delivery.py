@@ -19,7 +19,6 @@ from pydantic import Field, JsonValue, field_validator
 
 from envs.base import tool
 from envs.vitabench.base import TIME_FORMAT, VitaEnvironment, check_time_format, require
-from envs.vitabench.feasibility import AGENT_PAID, Outcome
 from envs.vitabench.models import (
     Location,
     Order,
@@ -28,6 +27,7 @@ from envs.vitabench.models import (
     StoreBase,
     VitaDB,
 )
+from envs.vitabench.recreation import AGENT_PAID, Outcome
 from envs.vitabench.search import TOP_K, rerank
 
 __all__ = ["RECREATORS", "DeliveryDB", "DeliveryEnvironment", "Store", "StoreProduct",

@@ -21,36 +21,22 @@ formulas; upstream's judge sees only what the tools return, so it is reported, n
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from envs.vitabench import delivery, instore, ota
 from envs.vitabench.base import VitaEnvironment
-from envs.vitabench.release import Language
+from envs.vitabench.factory import environment_for
+from envs.vitabench.recreation import Outcome, Recreator
+from envs.vitabench.release import DEFAULT_REVISION, LANGUAGES, TASK_SETS, Language, release
 
-__all__ = ["AGENT_PAID", "ID_FIELDS", "OrderCheck", "Outcome", "Recreator", "Report",
-           "TaskFeasibility", "check_task", "check_tasks", "known_recreators", "main",
-           "record_id", "record_type",
+__all__ = ["ID_FIELDS", "OrderCheck", "Report", "TaskFeasibility", "check_task",
+           "check_tasks", "known_recreators", "main", "record_id", "record_type",
            "required_orders"]
-
-#: statuses that, for the agent, mean "created and paid"
-AGENT_PAID = frozenset({"paid", "processed", "in-progress", "delivered", "unconsumed",
-                        "consumed"})
-
-
-
-class Outcome(BaseModel):
-    """What a recreator found: `problems` (the order was not reached) and `computed`
-    (reached, but a computed value differs from the task's)."""
-
-    problems: list[str] = []
-    computed: list[str] = []
-
-
-#: (environment, expected order) -> how close the tools got to it
-Recreator = Callable[[VitaEnvironment, Mapping[str, Any]], Outcome]
 
 
 class OrderCheck(BaseModel):
@@ -183,22 +169,12 @@ def check_tasks(tasks: Iterable[Mapping[str, Any]], language: Language,
 
 def known_recreators() -> dict[str, Recreator]:
     """Every domain module's `RECREATORS` (by order type)."""
-    import importlib
-
-    found: dict[str, Recreator] = {}
-    for module in ("envs.vitabench.delivery", "envs.vitabench.instore", "envs.vitabench.ota"):
-        found.update(getattr(importlib.import_module(module), "RECREATORS", {}))
-    return found
+    return {**delivery.RECREATORS, **instore.RECREATORS, **ota.RECREATORS}
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m envs.vitabench.feasibility --set delivery --language zh`: the figure
     and its exceptions for one task set (files from `envs.vitabench.release`)."""
-    import argparse
-
-    from envs.vitabench.factory import environment_for
-    from envs.vitabench.release import DEFAULT_REVISION, LANGUAGES, TASK_SETS, release
-
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--set", choices=list(TASK_SETS), default="delivery")
     parser.add_argument("--language", choices=list(LANGUAGES), default="zh")

@@ -30,9 +30,9 @@ from typing import Any, ClassVar, Literal, cast
 
 from envs.base import tool
 from envs.vitabench.base import VitaEnvironment, check_time_format, require
-from envs.vitabench.feasibility import AGENT_PAID, Outcome, Recreator
 from envs.vitabench.instore_models import BookInfo, InStoreDB, ReservationInfo, Shop, ShopProduct
 from envs.vitabench.models import Order
+from envs.vitabench.recreation import AGENT_PAID, Outcome, Recreator
 from envs.vitabench.search import rerank
 
 __all__ = ["AGENT_TERMS", "RECREATORS", "SEARCH_TOP_K", "STRICT", "STRICT_RECREATORS",
@@ -367,7 +367,7 @@ class StatusReading:
 
 #: statuses compared as they are (the reading of the official-code run in the tests)
 STRICT = StatusReading(frozenset({"paid"}))
-#: the feasibility runner's reading (`envs.vitabench.feasibility.AGENT_PAID`)
+#: the feasibility runner's reading (`envs.vitabench.recreation.AGENT_PAID`)
 AGENT_TERMS = StatusReading(AGENT_PAID, agent_terms=True)
 
 

@@ -36,7 +36,6 @@ from typing import Any, ClassVar
 
 from envs.base import tool
 from envs.vitabench.base import Refusal, VitaEnvironment, check_time_format, require
-from envs.vitabench.feasibility import AGENT_PAID, Outcome
 from envs.vitabench.models import Order, ProductBase
 from envs.vitabench.ota_models import (
     OTA_ORDER_TYPES,
@@ -51,6 +50,7 @@ from envs.vitabench.ota_models import (
     Train,
     TrainProduct,
 )
+from envs.vitabench.recreation import AGENT_PAID, Outcome
 from envs.vitabench.search import TOP_K, fuzzy_match, rerank
 
 __all__ = ["RECREATORS", "OTAEnvironment"]
