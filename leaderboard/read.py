@@ -32,7 +32,7 @@ from leaderboard.records import LogRecord, SampleRecord, SkippedLog
 __all__ = ["CONCURRENCY", "PROVENANCE_PREFIX", "find_logs", "read_log", "read_logs", "row_of"]
 
 PROVENANCE_PREFIX = "envfactory_"
-"""Eval metadata `training/autoscore.py` writes for a checkpoint (run id, method, step...)."""
+"""Eval metadata `training/autoscore/` writes for a checkpoint (run id, method, step...)."""
 
 #: eval metadata that describes this machine or the selection's bookkeeping, not the
 #: benchmark's data or settings (local paths, what was skipped and why)

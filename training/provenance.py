@@ -1,7 +1,7 @@
 """Where a checkpoint comes from: `envfactory_provenance.json` beside its weights.
 
 Training launchers write one with `write_provenance(checkpoint_dir, prov)`; the scorer
-(`training/autoscore.py`) reads it back with `read_provenance` and copies it into the
+(`training/autoscore/`) reads it back with `read_provenance` and copies it into the
 metadata of every Inspect log it writes, so the leaderboard can group the checkpoints of
 one run. A directory without the file (a plain HF model directory, e.g. the base model)
 reads as None; the scorer then records it as method "base".

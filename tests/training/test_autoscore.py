@@ -1,4 +1,4 @@
-"""Checkpoint auto-scoring (training/autoscore.py, `envfactory score run|watch`).
+"""Checkpoint auto-scoring (training/autoscore/, `envfactory score run|watch`).
 
 The command lines are checked field by field as pure functions; the end-to-end runs go
 through real `inspect eval-set` subprocesses against the recording OpenAI-compatible
@@ -205,14 +205,14 @@ def test_lora_checkpoints_need_a_merged_model_unless_hf_can_load_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     info = inspect_checkpoint(model_dir(tmp_path / "lora", lora_base="/m/base"))
     full = inspect_checkpoint(model_dir(tmp_path / "full"))
-    monkeypatch.setattr(autoscore, "peft_available", lambda: False)
+    monkeypatch.setattr(autoscore.serving, "peft_available", lambda: False)
     reason = needs_merge(info, "hf")
     assert reason is not None and "needs a merged model" in reason and str(info.path) in reason
     assert needs_merge(full, "hf") is None and needs_merge(full, "vllm") is None
     assert needs_merge(info, "http://127.0.0.1:1/v1") is None  # the server's business
     vllm_reason = needs_merge(info, "vllm")
     assert vllm_reason is not None and "--enable-lora" in vllm_reason
-    monkeypatch.setattr(autoscore, "peft_available", lambda: True)
+    monkeypatch.setattr(autoscore.serving, "peft_available", lambda: True)
     assert needs_merge(info, "hf") is None
     # transformers loads the adapter dir itself; the tokenizer comes from the base model
     target = checkpoint_hf_target(info)
@@ -224,7 +224,7 @@ def test_lora_checkpoints_need_a_merged_model_unless_hf_can_load_them(
 
 def test_a_lora_checkpoint_is_recorded_as_needing_a_merge(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(autoscore, "peft_available", lambda: False)
+    monkeypatch.setattr(autoscore.serving, "peft_available", lambda: False)
     result = score_checkpoint(model_dir(tmp_path / "lora", lora_base="/m/base"),
                               log_root=tmp_path / "scores")
     assert result.status == "needs_merged_model" and "needs a merged model" in result.message
@@ -466,7 +466,7 @@ def test_watch_records_a_failure_and_retries_it(
         calls.append(checkpoint)
         raise ScoreError(f"{checkpoint}: server down")
 
-    monkeypatch.setattr(autoscore, "score_checkpoint", fail)
+    monkeypatch.setattr(autoscore.watching, "score_checkpoint", fail)
     for attempt in (1, 2, 3, 3):
         results = autoscore.watch(run, once=True)
         entry = ScoredState.load(run).checkpoints["checkpoint-1"]["quick/limit-5"]
@@ -516,8 +516,8 @@ def test_serve_vllm_starts_the_server_runs_and_stops_it(
 def test_serve_vllm_without_vllm_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: Path) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    monkeypatch.setattr(autoscore.importlib.util, "find_spec", lambda name: None)
-    monkeypatch.setattr(autoscore.shutil, "which", lambda name: None)
+    monkeypatch.setattr(autoscore.serving.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(autoscore.serving.shutil, "which", lambda name: None)
     with pytest.raises(ScoreError, match="vLLM is not installed.*--serve URL"):
         vllm_command()
 

@@ -1,0 +1,88 @@
+"""Every checkpoint auto-scored: `envfactory score run CHECKPOINT` / `score watch RUN_DIR`.
+
+A checkpoint directory is scored by running the benchmark tasks **by path** with `inspect
+eval-set` in a subprocess (training never imports `tasks/`; DESIGN.md), one eval-set per
+task, all into one results directory per run and checkpoint:
+
+    <log-dir>/<run_id>/<checkpoint dir name>/<limit-N | all>/
+
+`inspect eval-set` pairs each task with the finished logs already in that folder, so a
+rerun (after a crash, or by `score watch`) resumes and skips finished work. The last
+level keeps runs with different `--limit`s apart: eval-set does not count the limit as
+part of a task's identity, so a 5-sample log would otherwise pass for a full run.
+
+The checkpoint's provenance (`training/provenance.py`) goes into every log's eval metadata
+(`envfactory_run_id`, `envfactory_method`, `envfactory_base_model`, `envfactory_step`,
+`envfactory_config_sha256`, `envfactory_data`, `envfactory_created`,
+`envfactory_checkpoint`), so the leaderboard can group the checkpoints of one run.
+
+Models: `--serve hf` runs the directory in-process through Inspect's `hf/local` provider;
+`--serve URL` uses an OpenAI-compatible server that is already up; `--serve vllm` starts
+`vllm serve DIR` (GPU machines), runs the suite against it as for a URL, and stops it.
+
+The package, one module per concern: `suites` (what is run), `checkpoints` (discovery,
+labels, provenance), `inspect_argv` (the eval-set command line), `serving` (hf / URL /
+vLLM targets), `scoring` (one checkpoint), `watching` (a training run), and `commands`
+(the typer `score` group, the only typer user). The names other modules use are
+re-exported here.
+"""
+
+from training.autoscore.checkpoints import (
+    VERL_HF_DIR,
+    CheckpointInfo,
+    NotAModelDir,
+    checkpoint_complete,
+    checkpoint_label,
+    find_checkpoints,
+    inspect_checkpoint,
+    provenance_metadata,
+    resolve_provenance,
+    results_dir,
+)
+from training.autoscore.commands import check_suite, score_app
+from training.autoscore.inspect_argv import (
+    URL_API_KEY_VAR,
+    ModelTarget,
+    checkpoint_hf_target,
+    eval_set_argv,
+    hf_target,
+    inspect_command,
+    url_target,
+)
+from training.autoscore.scoring import ScoreResult, TaskScore, score_checkpoint
+from training.autoscore.serving import (
+    needs_merge,
+    peft_available,
+    pick_model_name,
+    served_models,
+    vllm_command,
+    vllm_server,
+)
+from training.autoscore.suites import (
+    DEFAULT_LIMITS,
+    REPO_ROOT,
+    SUITES,
+    ScoreError,
+    Suite,
+    SuiteTask,
+)
+from training.autoscore.watching import (
+    MAX_ATTEMPTS,
+    SCORED_FILE,
+    ScoredEntry,
+    ScoredState,
+    scoring_beside,
+    watch,
+    watch_command,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE", "SUITES", "URL_API_KEY_VAR",
+    "VERL_HF_DIR", "CheckpointInfo", "ModelTarget", "NotAModelDir", "ScoreError",
+    "ScoreResult", "ScoredEntry", "ScoredState", "Suite", "SuiteTask", "TaskScore",
+    "check_suite", "checkpoint_complete", "checkpoint_hf_target", "checkpoint_label",
+    "eval_set_argv", "find_checkpoints", "hf_target", "inspect_checkpoint", "inspect_command",
+    "needs_merge", "peft_available", "pick_model_name", "provenance_metadata",
+    "resolve_provenance", "results_dir", "score_app", "score_checkpoint", "served_models",
+    "scoring_beside", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
+]

@@ -1,0 +1,221 @@
+"""Scoring one checkpoint: its suite's tasks run one `inspect eval-set` subprocess each into
+`<log-dir>/<run_id>/<checkpoint>/<limit-N | all>/`, and each task's outcome read back from
+the logs eval-set used (a rerun resumes and skips finished work).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from training.autoscore.checkpoints import (
+    checkpoint_label,
+    inspect_checkpoint,
+    provenance_metadata,
+    resolve_provenance,
+    results_dir,
+)
+from training.autoscore.inspect_argv import ModelTarget, eval_set_argv
+from training.autoscore.serving import model_target, needs_merge
+from training.autoscore.suites import (
+    DEFAULT_LIMITS,
+    REPO_ROOT,
+    SUITES,
+    ScoreError,
+    Suite,
+    SuiteTask,
+)
+from training.provenance import CheckpointProvenance
+
+
+class TaskScore(BaseModel):
+    """One task's outcome: inspect's exit status, its log(s) and headline metrics."""
+
+    task: str
+    returncode: int
+    seconds: float
+    status: str = "not run"
+    """The log's status (success, error, cancelled, started) or "not run"."""
+    log: str | None = None
+    """The log file's name (in the result's log_dir)."""
+    samples: int = 0
+    metrics: dict[str, float] = Field(default_factory=dict)
+    """Every metric, as `<score>/<metric>`."""
+    headline: dict[str, float] = Field(default_factory=dict)
+    """Per score its `overall` metric if it has one, else its first."""
+
+
+class ScoreResult(BaseModel):
+    """What `score run` did for one checkpoint (`--json` prints it)."""
+
+    checkpoint: str
+    status: Literal["scored", "failed", "needs_merged_model"]
+    message: str = ""
+    provenance: CheckpointProvenance | None = None
+    suite: str
+    serve: str
+    model: str | None = None
+    limit: int | None = None
+    log_dir: str | None = None
+    tasks: list[TaskScore] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+
+def score_checkpoint(
+    checkpoint: Path, *, suite: Suite = "quick", serve: str = "hf", limit: int | None = None,
+    log_root: Path = Path("scores"), max_tokens: int | None = None,
+    model_name: str | None = None, device: str = "cpu", run_dir: Path | None = None,
+    extra_args: Sequence[str] = (), console: Console | None = None,
+    vllm_cmd: Sequence[str] | None = None, vllm_args: Sequence[str] = (),
+) -> ScoreResult:
+    """Score one checkpoint directory on a suite; see the module docstring.
+
+    Raises `NotAModelDir` / `ScoreError` for what cannot start (not a model directory, a bad
+    `--serve`, a server that does not answer); a task that fails inside inspect is
+    reported in the result (status "failed"), and a rerun resumes it.
+    """
+    console = console or Console(stderr=True)
+    if suite not in SUITES:
+        raise ScoreError(f"--suite {suite!r}: use one of {', '.join(SUITES)}")
+    if serve not in ("hf", "vllm") and not serve.startswith(("http://", "https://")):
+        raise ScoreError(f"--serve {serve!r}: use hf, vllm or an http(s):// base URL")
+    started = time.monotonic()
+    checkpoint = checkpoint.expanduser().resolve()
+    info = inspect_checkpoint(checkpoint)
+    try:
+        prov = resolve_provenance(info, run_dir.resolve() if run_dir is not None else None)
+    except ValueError as e:  # a provenance file that is not a valid record
+        raise ScoreError(str(e)) from None
+    limit = DEFAULT_LIMITS[suite] if limit is None else limit
+    result = ScoreResult(checkpoint=str(checkpoint), status="failed", provenance=prov,
+                         suite=suite, serve=serve, limit=limit)
+    reason = needs_merge(info, serve)
+    if reason is not None:
+        console.print(f"[yellow]skipped[/yellow] {escape(reason)}")
+        return result.model_copy(update={"status": "needs_merged_model", "message": reason})
+    out_dir = results_dir(log_root.expanduser(), prov, checkpoint, limit)
+    metadata = provenance_metadata(prov, checkpoint)
+    label = checkpoint_label(checkpoint)
+    default_name = label if prov.run_id == label else f"{prov.run_id}/{label}"
+    with model_target(info, serve, model_name or default_name, device, console, vllm_cmd,
+                vllm_args, explicit_name=model_name is not None) as target:
+        argvs = [(task, eval_set_argv(task, target, out_dir, limit=task.limit(limit),
+                                      max_tokens=max_tokens, metadata=metadata,
+                                      extra_args=extra_args))
+                 for task in SUITES[suite]]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        console.print(f"[bold]scoring[/bold] {escape(str(checkpoint))} "
+                      f"({prov.method}, run {escape(prov.run_id)}, step {prov.step}) on "
+                      f"{suite} as {escape(target.model)} -> {escape(str(out_dir))}")
+        scores = _run_tasks(argvs, target, out_dir, console)
+    ok = all(s.returncode == 0 and s.status == "success" for s in scores)
+    failed = [s.task for s in scores if not (s.returncode == 0 and s.status == "success")]
+    result = result.model_copy(update={
+        "status": "scored" if ok else "failed", "model": target.model,
+        "log_dir": str(out_dir), "tasks": scores,
+        "message": "" if ok else f"not finished: {', '.join(failed)} (rerun to resume)",
+        "seconds": round(time.monotonic() - started, 1)})
+    _print_summary(result, console)
+    return result
+
+
+def _run_tasks(argvs: list[tuple[SuiteTask, list[str]]], target: ModelTarget, out_dir: Path,
+               console: Console) -> list[TaskScore]:
+    env = {**os.environ, **target.env, "PYTHONUNBUFFERED": "1"}
+    scores: list[TaskScore] = []
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        ids = [progress.add_task(f"[{i}/{len(argvs)}] {task.name}: waiting", start=False,
+                                 total=1)
+               for i, (task, _) in enumerate(argvs, 1)]
+        for i, ((task, argv), bar) in enumerate(zip(argvs, ids, strict=True), 1):
+            label = f"[{i}/{len(argvs)}] {task.name}"
+            progress.update(bar, description=f"{label}: running")
+            progress.start_task(bar)
+            progress.console.print(f"$ {' '.join(argv)}", markup=False, highlight=False,
+                                   soft_wrap=True)
+            began = time.monotonic()
+            proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace")
+            assert proc.stdout is not None
+            try:
+                for line in proc.stdout:
+                    progress.console.print(line.rstrip("\n"), markup=False,
+                                           highlight=False, soft_wrap=True)
+                returncode = proc.wait()
+            except BaseException:
+                _stop_child(proc)
+                raise
+            score = _task_score(task, returncode, time.monotonic() - began, out_dir)
+            scores.append(score)
+            mark = "done" if score.status == "success" and returncode == 0 else "FAILED"
+            progress.update(bar, description=f"{label}: {mark} ({score.status})", completed=1)
+            progress.stop_task(bar)
+    return scores
+
+
+def _stop_child(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _task_score(task: SuiteTask, returncode: int, seconds: float, out_dir: Path) -> TaskScore:
+    """Find the log eval-set used for `task`: `eval-set.json` names its task id (that of a
+    reused log too)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    score = TaskScore(task=task.task, returncode=returncode, seconds=round(seconds, 1))
+    try:
+        info = json.loads((out_dir / "eval-set.json").read_text(encoding="utf-8"))
+        task_ids = {t["task_id"] for t in info["tasks"] if t.get("name") == task.name}
+    except (OSError, ValueError, KeyError, TypeError):
+        return score
+    for log_info in list_eval_logs(str(out_dir), recursive=False):
+        if log_info.task_id not in task_ids:
+            continue
+        log = read_eval_log(log_info, header_only=True)
+        metrics: dict[str, float] = {}
+        headline: dict[str, float] = {}
+        for result in log.results.scores if log.results is not None else []:
+            for name, metric in result.metrics.items():
+                metrics[f"{result.name}/{name}"] = metric.value
+            key = "overall" if "overall" in result.metrics else next(iter(result.metrics), None)
+            if key is not None:
+                headline[key if key == "overall" else result.name] = result.metrics[key].value
+        return score.model_copy(update={
+            "status": log.status, "log": log_info.name.rsplit("/", 1)[-1],
+            "metrics": metrics, "headline": headline,
+            "samples": log.results.completed_samples if log.results else 0})
+    return score
+
+
+def _print_summary(result: ScoreResult, console: Console) -> None:
+    table = Table(title=f"{result.checkpoint}: {result.status} ({result.seconds:.0f} s)")
+    for column in ("task", "status", "samples", "metrics", "seconds"):
+        table.add_column(column)
+    for task in result.tasks:
+        metrics = ", ".join(f"{k} {v:.3f}" for k, v in task.headline.items())
+        table.add_row(task.task.rsplit("@", 1)[-1], task.status, str(task.samples), metrics,
+                      f"{task.seconds:.0f}")
+    console.print(table)
+    if result.log_dir:
+        console.print(f"logs: {escape(result.log_dir)}")
+    if result.message:
+        console.print(f"[yellow]{escape(result.message)}[/yellow]")

@@ -1,0 +1,78 @@
+"""What a scoring is asked to run: the suites, their tasks and default limits, and the
+error every part of `training.autoscore` raises for what cannot be scored as asked.
+
+The suites name tasks by path (`tasks/<folder>/<file>.py@<task>`): training never imports
+`tasks/` (DESIGN.md), it runs them with `inspect eval-set` from `REPO_ROOT`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+"""The checkout whose `tasks/` folder is run (the eval-set subprocesses' working dir)."""
+
+Suite = Literal["quick", "full", "demo"]
+
+
+class SuiteTask(BaseModel):
+    """One task of a suite: its path (relative to the repository root) and `-T` options."""
+
+    task: str
+    """`tasks/<folder>/<file>.py@<task>`, as `inspect eval-set` takes it."""
+    args: dict[str, str | int] = Field(default_factory=dict)
+    max_samples: int | None = None
+    """At most this many samples whatever the run's `--limit` (a slow task in a fast suite)."""
+
+    def limit(self, run_limit: int | None) -> int | None:
+        """The `--limit` this task runs with under the run's limit."""
+        if self.max_samples is None:
+            return run_limit
+        return self.max_samples if run_limit is None else min(run_limit, self.max_samples)
+
+    @property
+    def name(self) -> str:
+        return self.task.rsplit("@", 1)[-1]
+
+
+_ENVFACTORY = SuiteTask(task="tasks/envfactory/envfactory.py@envfactory",
+                        args={"split": "heldout"})
+_BFCL_MULTITURN = SuiteTask(task="tasks/bfcl_multiturn/bfcl_multiturn.py@bfcl_multiturn")
+
+SUITES: dict[str, tuple[SuiteTask, ...]] = {
+    # the held-out EnvFactory tasks and BFCL multi-turn (its first entries, the `base`
+    # category, under a limit): a few minutes' signal per checkpoint
+    "quick": (_ENVFACTORY, _BFCL_MULTITURN),
+    # Every benchmark that runs with the agent model alone. τ²'s simulated user (role
+    # `user`) defaults to the agent's model; bind a fixed one with
+    # `--inspect-arg=--model-role --inspect-arg=user=...`. VitaBench and MCP-Atlas are
+    # left out: VitaBench needs a `judge` role (a run without one fails) and MCP-Atlas
+    # needs the judge plus its installed MCP servers (`envfactory mcp-atlas install`);
+    # run them with plain `inspect eval` where those are configured.
+    "full": (
+        _ENVFACTORY,
+        _BFCL_MULTITURN,
+        SuiteTask(task="tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn"),
+        SuiteTask(task="tasks/tau2/tau2.py@tau2_airline"),
+        SuiteTask(task="tasks/tau2/tau2.py@tau2_retail"),
+        SuiteTask(task="tasks/tau2/tau2.py@tau2_telecom"),
+    ),
+    # `envfactory demo` on 2 CPU cores in minutes: the first held-out task with at most 3
+    # tool-calling steps per user turn (a tuned 135M model otherwise calls tools until its
+    # context is full), and BFCL single-turn `simple` entries (one short prompt, one call)
+    "demo": (
+        SuiteTask(task=_ENVFACTORY.task, args={**_ENVFACTORY.args, "max_steps": 3},
+                  max_samples=1),
+        SuiteTask(task="tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn",
+                  args={"category": "simple"}),
+    ),
+}
+DEFAULT_LIMITS: dict[str, int | None] = {"quick": 5, "full": None, "demo": 5}
+"""Samples per task when `--limit` is not given (None: the whole benchmark)."""
+
+
+class ScoreError(RuntimeError):
+    """A checkpoint cannot be scored as asked (bad option, server down, vLLM missing)."""
