@@ -1,10 +1,14 @@
-"""The environment contract every executable environment follows.
+"""The environment contract every executable environment follows: `Environment.call`.
 
 One `Environment` instance is one episode's world. Subclasses declare a Pydantic
-`State` and mark public methods with `@tool`; from those declarations the base class
-derives the tool schemas the model sees *and* the argument validation each call gets,
-so the two can never drift apart. `call()` is the only way an agent touches the world:
-it never raises, and a write tool that fails leaves the state exactly as it was.
+`State` and mark public methods with `@tool` (`envs.tools`); from those declarations the
+base class derives the tool schemas the model sees *and* the argument validation each
+call gets, so the two can never drift apart. `call()` is the only way an agent touches
+the world: it never raises, a write tool that fails leaves the state exactly as it was,
+and a failed call carries its `ErrorKind` with our one wording for it (`envs.errors`).
+
+`tool`, `ToolSpec`, `ToolError` and `StateError` are re-exported here: they are the
+contract an environment module imports in one line.
 """
 
 from __future__ import annotations
@@ -13,27 +17,28 @@ import contextlib
 import copy
 import inspect
 import json
-import re
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import (
     Annotated,
     Any,
     ClassVar,
     NamedTuple,
-    TypeVar,
     Union,
     get_args,
     get_origin,
-    get_type_hints,
-    overload,
 )
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ValidationError, model_validator
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+
+from envs import errors
+from envs.errors import ErrorKind, StateError, ToolError
+from envs.tools import TOOL_MARK, BoundTool, ToolSpec, tool
 
 __all__ = [
     "Environment",
+    "ErrorKind",
     "SnapshotEnvironment",
     "StateError",
     "ToolError",
@@ -42,34 +47,25 @@ __all__ = [
     "tool",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-_TOOL_MARK = "__envfactory_tool__"
-
-
-class ToolSpec(BaseModel):
-    """What a model is shown about one tool (and what the tool graph reads)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str
-    parameters: dict[str, Any] = Field(description="JSON schema of the arguments object")
-    write: bool = Field(description="True if the tool may change the state")
-    output_schema: dict[str, Any] | None = Field(
-        default=None,
-        description="JSON schema of the tool's result (serialisation side of its return "
-        "annotation, titles stripped, local $refs inlined); None when the tool returns "
-        "nothing or is unannotated",
-    )
-
 
 class ToolResult(BaseModel):
-    """Outcome of one `Environment.call`: a JSON-able value or an error for the model."""
+    """Outcome of one `Environment.call`: a JSON-able value, or an error for the model
+    with its kind (required on a failure, so no producer can leave a failure unnamed)."""
 
     ok: bool
     content: Any = None
     error: str | None = None
+    kind: ErrorKind | None = None
+
+    @model_validator(mode="after")
+    def _kind_iff_failed(self) -> ToolResult:
+        if self.ok == (self.kind is not None):
+            raise ValueError("a failed ToolResult needs an error kind, a success none")
+        return self
+
+    @classmethod
+    def failure(cls, kind: ErrorKind, error: str) -> ToolResult:
+        return cls(ok=False, error=error, kind=kind)
 
     def text(self) -> str:
         """The string a model sees as the tool message."""
@@ -78,180 +74,6 @@ class ToolResult(BaseModel):
         if isinstance(self.content, str):
             return self.content
         return json.dumps(self.content, ensure_ascii=False)
-
-
-class ToolError(Exception):
-    """Raised by a tool for a business-rule failure; its message is shown to the model."""
-
-
-class StateError(ValueError):
-    """A snapshot that is not a state of this environment; the message names each bad
-    field (a path such as `accounts.AC1001.balance_cents`) on one line."""
-
-
-@overload
-def tool(fn: F, *, write: bool = False) -> F: ...
-
-
-@overload
-def tool(fn: None = None, *, write: bool = False) -> Callable[[F], F]: ...
-
-
-def tool(fn: F | None = None, *, write: bool = False) -> F | Callable[[F], F]:
-    """Mark an `Environment` method as a tool.
-
-    `write=True` declares that the tool may change the state: such calls are applied
-    atomically (a failure rolls the state back).
-    """
-
-    def mark(f: F) -> F:
-        setattr(f, _TOOL_MARK, {"write": write})
-        return f
-
-    return mark(fn) if fn is not None else mark
-
-
-class _BoundTool:
-    """A tool method with its argument model and schema, built once per class."""
-
-    def __init__(self, method: Callable[..., Any], write: bool, strict: bool = False) -> None:
-        self.method_name = method.__name__
-        self.write = write
-        summary, arg_docs = _parse_docstring(inspect.getdoc(method) or "")
-        hints = get_type_hints(method)
-        fields: dict[str, Any] = {}
-        for pname, param in inspect.signature(method).parameters.items():
-            if pname == "self":
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"tool {method.__qualname__}: *args/**kwargs are not allowed")
-            if pname not in hints:
-                raise TypeError(f"tool {method.__qualname__}: parameter {pname!r} has no type hint")
-            default = ... if param.default is param.empty else param.default
-            fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname)))
-        self.arguments_model: type[BaseModel] = create_model(
-            f"{method.__name__}_arguments",
-            __config__=ConfigDict(extra="forbid", strict=strict),
-            **fields,
-        )
-        schema = self.arguments_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        schema.setdefault("properties", {})
-        schema.setdefault("required", [])
-        self.spec = ToolSpec(
-            name=method.__name__,
-            description=summary,
-            parameters=schema,
-            write=write,
-            output_schema=_output_schema(hints.get("return", inspect.Signature.empty),
-                                         _returns_doc(inspect.getdoc(method) or "")),
-        )
-
-
-def _output_schema(ret: Any, description: str | None) -> dict[str, Any] | None:
-    """JSON schema of what a tool returns, as a model receives it (serialisation mode).
-
-    None for a tool without a return annotation or one returning None. `title`s are
-    dropped (as for the arguments) and local `$ref`s are inlined, so a reader (the tool
-    graph) finds nested `properties` in place; a recursive model keeps its `$defs`.
-    """
-    if ret is inspect.Signature.empty or ret is None or ret is type(None):
-        return None
-    schema = TypeAdapter(ret).json_schema(mode="serialization")
-    defs = schema.pop("$defs", {})
-    schema = _inline(schema, defs, ())
-    if any(_has_ref(d) for d in defs.values()) or _has_ref(schema):
-        schema["$defs"] = {k: _inline(v, defs, (k,)) for k, v in defs.items()}
-    if description:
-        schema["description"] = description
-    return _strip_titles(schema)
-
-
-def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
-    """`node` with each `#/$defs/X` reference replaced by X's schema, except a reference
-    back into a definition being expanded (recursion), which stays a `$ref`."""
-    if isinstance(node, list):
-        return [_inline(item, defs, seen) for item in node]
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref.removeprefix("#/$defs/")
-        if name in defs and name not in seen:
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            return {**_inline(defs[name], defs, (*seen, name)), **_inline(rest, defs, seen)}
-    return {k: _inline(v, defs, seen) for k, v in node.items()}
-
-
-def _has_ref(node: Any) -> bool:
-    if isinstance(node, list):
-        return any(_has_ref(item) for item in node)
-    if isinstance(node, dict):
-        return "$ref" in node or any(_has_ref(v) for v in node.values())
-    return False
-
-
-def _strip_titles(node: Any) -> Any:
-    """Drop every schema `title` (not a property that happens to be called "title")."""
-    if isinstance(node, list):
-        return [_strip_titles(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
-            out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
-        elif key in ("default", "examples", "const", "enum"):
-            out[key] = value  # data, not schema
-        else:
-            out[key] = _strip_titles(value)
-    return out
-
-
-def _returns_doc(doc: str) -> str | None:
-    """The text of a Google-style docstring's `Returns:` section, joined on one line."""
-    lines: list[str] = []
-    inside = False
-    for line in doc.splitlines():
-        stripped = line.strip()
-        if re.fullmatch(r"(Args|Arguments|Parameters|Returns|Raises|Examples?):", stripped):
-            inside = stripped == "Returns:"
-            continue
-        if inside and stripped:
-            lines.append(stripped)
-    return " ".join(lines) or None
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into (description, {arg: description})."""
-    summary_lines: list[str] = []
-    args: dict[str, str] = {}
-    section = "summary"
-    current: str | None = None
-    for line in doc.splitlines():
-        stripped = line.strip()
-        header = re.fullmatch(r"(Args|Arguments|Parameters|Returns|Raises|Examples?):", stripped)
-        if header:
-            section = header.group(1).lower()
-            section = "args" if section in ("args", "arguments", "parameters") else section
-            current = None
-            if section == "returns":
-                summary_lines.append("Returns:")
-            continue
-        if section == "args":
-            m = re.match(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", stripped)
-            if m and not line.startswith(" " * 8):
-                current = m.group(1)
-                args[current] = m.group(2)
-            elif current and stripped:
-                args[current] += " " + stripped
-        elif section in ("summary", "returns"):
-            summary_lines.append(stripped)
-    return "\n".join(summary_lines).strip(), args
 
 
 class Environment:
@@ -287,22 +109,22 @@ class Environment:
     #: State must load a benchmark's own data exactly as that benchmark's lax Pydantic
     #: models load it (τ²) set False: then the State's own config decides.
     strict_state: ClassVar[bool] = True
-    _tools: ClassVar[dict[str, _BoundTool]]
+    _tools: ClassVar[dict[str, BoundTool]]
 
     # Bookkeeping of the rollback scheme (class defaults so that adapters, which do not
     # run `Environment.__init__`, still have them).
     _depth: int = 0  # > 0 while a tool of this instance runs
     _exposed: bool = True  # code outside call() may hold a reference into the state
     _base: dict[str, Any] | None = None  # python dump of the state before `_journal`
-    _journal: list[tuple[_BoundTool, dict[str, Any]]]
+    _journal: list[tuple[BoundTool, dict[str, Any]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        tools: dict[str, _BoundTool] = {}
+        tools: dict[str, BoundTool] = {}
         for attr, value in inspect.getmembers(cls, inspect.isfunction):
-            mark = getattr(value, _TOOL_MARK, None)
+            mark = getattr(value, TOOL_MARK, None)
             if mark is not None:
-                tools[attr] = _BoundTool(value, mark["write"], cls.strict_arguments)
+                tools[attr] = BoundTool(value, mark["write"], cls.strict_arguments)
         cls._tools = tools
         state = cls.__dict__.get("State")
         if isinstance(state, type) and issubclass(state, BaseModel):
@@ -359,51 +181,46 @@ class Environment:
         try:
             return self._call(name, arguments)
         except Exception as e:  # noqa: BLE001 - a hook failed outside its guard
-            return ToolResult(ok=False, error=f"Tool {name!r} failed: {type(e).__name__}: {e}")
+            return ToolResult.failure(ErrorKind.FAILED, errors.failed(str(name), e))
 
     def _call(self, name: Any, arguments: Any) -> ToolResult:
         tool = self._lookup(name) if isinstance(name, str) else None
         if tool is None:
-            available = ", ".join(sorted(self._tool_names()))
-            return ToolResult(
-                ok=False, error=f"Unknown tool {name!r}. Available tools: {available}."
-            )
+            return ToolResult.failure(ErrorKind.UNKNOWN_TOOL,
+                                      errors.unknown_tool(name, self._tool_names()))
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            return ToolResult(
-                ok=False,
-                error=f"Arguments for tool {name!r} must be an object, "
-                f"got {type(arguments).__name__}.",
-            )
+            return ToolResult.failure(ErrorKind.INVALID_ARGUMENTS, errors.invalid_arguments(
+                name, [errors.not_an_object(arguments)]))
         try:
             kwargs = self._parse(tool, arguments)
         except ValidationError as e:
-            return ToolResult(ok=False, error=_format_validation_error(name, e))
-        except ToolError as e:
-            return ToolResult(ok=False, error=str(e))
+            return ToolResult.failure(ErrorKind.INVALID_ARGUMENTS, errors.invalid_arguments(
+                name, errors.validation_problems(e)))
+        except ToolError as e:  # an adapter's own check of the arguments (τ²'s binding)
+            return ToolResult.failure(ErrorKind.INVALID_ARGUMENTS, str(e))
         checkpoint: Any = None
         write = self._needs_checkpoint(tool)
         if write:
             try:
                 checkpoint = self._checkpoint(tool, arguments)
             except Exception as e:  # noqa: BLE001 - nothing ran, nothing changed
-                return ToolResult(ok=False, error=f"Tool {name!r} was not run: taking its "
-                                  f"undo record failed: {type(e).__name__}: {e}")
-        error: str | None = None
+                return ToolResult.failure(ErrorKind.FAILED, errors.failed(name, e, ran=False))
+        failure: ToolResult | None = None
         self._depth += 1
         try:
             content = to_jsonable_python(self._execute(tool, kwargs))
         except ToolError as e:
-            error = str(e)
+            failure = ToolResult.failure(ErrorKind.REFUSED, str(e))
         except (Exception, PydanticSerializationError) as e:  # noqa: BLE001 - never raise
-            error = self._failure_message(name, e)
+            failure = ToolResult.failure(ErrorKind.FAILED, self._failure_message(name, e))
         finally:
             self._depth -= 1
-        if error is not None:
+        if failure is not None:
             if write:
                 self._rollback(checkpoint)
-            return ToolResult(ok=False, error=error)
+            return failure
         if write:
             self._commit(checkpoint)
         return ToolResult(ok=True, content=content)
@@ -447,7 +264,7 @@ class Environment:
                 raise StateError(f"Invalid {cls._state_label()}: not JSON ({e}).") from None
             return cls.State.model_validate(snapshot, extra="forbid")
         except ValidationError as e:
-            raise StateError(_format_state_error(cls._state_label(), e)) from None
+            raise StateError(errors.state_error(cls._state_label(), e)) from None
 
     @classmethod
     def _state_label(cls) -> str:
@@ -477,8 +294,9 @@ class Environment:
         return getattr(self, tool.method_name)(**kwargs)
 
     def _failure_message(self, name: str, error: BaseException) -> str:
-        """What the model reads when a tool raised something other than ToolError."""
-        return f"Tool {name!r} failed: {type(error).__name__}: {error}"
+        """What the model reads when a tool raised something other than ToolError (kind
+        `failed`; ports override it with their benchmark's text)."""
+        return errors.failed(name, error)
 
     # -- hooks: atomic writes ------------------------------------------------------------
     #
@@ -621,47 +439,3 @@ def _untyped_path(schema: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
         if found is not None:
             return found
     return None
-
-
-#: problems listed in a StateError before "and N more"
-_MAX_STATE_PROBLEMS = 5
-
-
-def _format_state_error(label: str, error: ValidationError) -> str:
-    problems = []
-    for err in error.errors()[:_MAX_STATE_PROBLEMS]:
-        where = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unknown field {where!r}")
-        elif err["type"] == "missing":
-            problems.append(f"missing field {where!r}")
-        elif where:
-            problems.append(f"field {where!r}: {_message(err['msg'])} "
-                            f"(got {_preview(err['input'])})")
-        else:
-            problems.append(f"{_message(err['msg'])} (got {_preview(err['input'])})")
-    more = error.error_count() - len(problems)
-    tail = f"; and {more} more" if more > 0 else ""
-    return f"Invalid {label}: " + "; ".join(problems) + tail + "."
-
-
-def _message(msg: str) -> str:
-    return msg.removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
-
-
-def _preview(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _format_validation_error(tool_name: str, error: ValidationError) -> str:
-    problems = []
-    for err in error.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unexpected argument {where!r}")
-        elif err["type"] == "missing":
-            problems.append(f"missing required argument {where!r}")
-        else:
-            problems.append(f"argument {where!r}: {err['msg']}")
-    return f"Invalid arguments for tool {tool_name!r}: " + "; ".join(problems) + "."

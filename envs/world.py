@@ -8,6 +8,9 @@ Each environment belongs to one requestor (`"assistant"` by default; τ²'s tele
 phone belongs to the simulated `"user"`): a requestor can only call the tools of its
 own environments. `after_call` runs after every call that reached an environment,
 so couplings between environments (τ² telecom's `sync_tools`) live in one place.
+A call the world cannot route (no such environment or tool, or another requestor's) is
+an `unknown_tool` error naming the qualified tools the requestor has, in `envs.errors`'
+wording: the same text wherever a model meets a `World` (evaluation, QueryGen, verl).
 Every benchmark's episode world is this class or a thin subclass of it
 (`envs.tau2.world.Tau2World`, `envs.bfcl.world.BfclWorld`).
 """
@@ -17,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from envs import registry
-from envs.base import Environment, StateError, ToolResult, ToolSpec
+from envs import errors, registry
+from envs.base import Environment, ErrorKind, StateError, ToolResult, ToolSpec
 
 __all__ = ["ASSISTANT", "SEPARATOR", "USER", "World", "qualify", "split_name"]
 
@@ -72,23 +75,31 @@ class World:
                 if requestor is None or self.requestors[name] == requestor
                 for spec in env.tools()]
 
+    def tool_names(self, requestor: str = ASSISTANT) -> list[str]:
+        """The qualified names `requestor` may call (what an unknown-tool error lists)."""
+        return [name for name, _ in self.tools(requestor)]
+
+    def _unknown(self, qualified: str, requestor: str) -> ToolResult:
+        return ToolResult.failure(ErrorKind.UNKNOWN_TOOL,
+                                  errors.unknown_tool(qualified, self.tool_names(requestor)))
+
     def call(self, env: str, tool: str, arguments: Mapping[str, Any] | None,
              requestor: str = ASSISTANT) -> ToolResult:
-        if env not in self.envs:
-            return ToolResult(ok=False, error=f"Unknown environment {env!r}; this episode has "
-                              f"{', '.join(self.envs)}.")
-        if self.requestors[env] != requestor:
-            return ToolResult(ok=False, error=f"Environment {env!r} belongs to the "
-                              f"{self.requestors[env]}, not the {requestor}.")
+        """One call on `env`'s tool by `requestor`. An environment's own unknown-tool
+        answer is reworded with the qualified names, as the model sees them."""
+        if env not in self.envs or self.requestors[env] != requestor:
+            return self._unknown(qualify(env, tool), requestor)
         result = self.envs[env].call(tool, arguments)
         self.after_call(env, tool, result)
+        if result.kind is ErrorKind.UNKNOWN_TOOL:
+            return self._unknown(qualify(env, tool), requestor)
         return result
 
     def call_qualified(self, qualified: str, arguments: Mapping[str, Any] | None,
                        requestor: str = ASSISTANT) -> ToolResult:
         parts = split_name(qualified, self.envs)
         if parts is None:
-            return ToolResult(ok=False, error=f"Unknown tool {qualified!r}.")
+            return self._unknown(qualified, requestor)
         return self.call(*parts, arguments, requestor=requestor)
 
     def after_call(self, env: str, tool: str, result: ToolResult) -> None:

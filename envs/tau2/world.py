@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from envs.base import ToolResult
+from envs.base import ErrorKind, ToolResult
 from envs.tau2.base import Tau2Environment
 from envs.tau2.tasks import InitialState
 from envs.world import ASSISTANT, USER, World
@@ -80,15 +80,16 @@ class Tau2World(World):
 
     def execute(self, requestor: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """One tool call on the requestor's toolkit, then the coupling step; a name the
-        toolkit lacks, or a user without tools, is answered in upstream's words."""
+        toolkit lacks, or a user without tools, is answered in upstream's words (with
+        our kind: the taxonomy reads the kind, never these words)."""
         collision = _dispatch_collision(arguments)
         if collision is not None:
-            return ToolResult(ok=False, error=collision)
+            return ToolResult.failure(ErrorKind.INVALID_ARGUMENTS, collision)
         env = self.env(requestor)
         if env is None:
-            return ToolResult(ok=False, error="User tools not available")
+            return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, "User tools not available")
         if not env.has_tool(name):
-            return ToolResult(ok=False, error=f"Tool '{name}' not found.")
+            return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, f"Tool '{name}' not found.")
         return self.call(self.owned_by(requestor)[0], name, arguments, requestor=requestor)
 
     def after_call(self, env: str, tool: str, result: ToolResult) -> None:

@@ -32,7 +32,7 @@ import holidays
 from pydantic import BaseModel
 from thefuzz import fuzz, process
 
-from envs.base import Environment, ToolError, ToolResult, ToolSpec, tool
+from envs.base import Environment, ErrorKind, ToolError, ToolResult, ToolSpec, tool
 from envs.binding import binding_error
 from envs.vitabench import tool_objects as objects
 from envs.vitabench.models import Registry, VitaDB
@@ -223,7 +223,7 @@ class VitaEnvironment(Environment):
 
     def _call(self, name: Any, arguments: Any) -> ToolResult:
         if not isinstance(name, str) or name not in self._tools:
-            return ToolResult(ok=False, error=f"Tool '{name}' not found.")
+            return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, f"Tool '{name}' not found.")
         return super()._call(name, arguments)
 
     def _parse(self, bound: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from inspect_ai.model import ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from envs.errors import ErrorKind
 from harness import raw_arguments
 from harness.episode import Episode, Invocation, Rules, ScriptedUser, Side, UserTurn
 from harness.tool_backends import McpBackend, McpOutcome, Observation
@@ -60,14 +61,15 @@ def atlas_render(name: str, outcome: McpOutcome, timeout: float = TOOL_TIMEOUT) 
             # text beside an image or resource fails the harness's zod schema for tool
             # results; zod 3's message is its issues as indented JSON, whose first line
             # the harness shows (read from the code; not among the recorded cases)
-            return Observation(text="Error: [", ok=False)
+            return Observation(text="Error: [", ok=False, error_kind=ErrorKind.FAILED)
         return Observation(text="\n".join(outcome.texts), ok=True)
     if outcome.kind == "timeout":
-        return Observation(text=f"Tool call timed out after {timeout:g}s", ok=False)
+        return Observation(text=f"Tool call timed out after {timeout:g}s", ok=False,
+                           error_kind=ErrorKind.TIMEOUT)
     # fastmcp's wording for a tool no running server has (ours names the offered ones)
     error = f"Unknown tool: {name}" if outcome.kind == "unknown_tool" else outcome.error
     return Observation(text=_compact({"detail": f"Failed to call tool '{name}': {error}"}),
-                       ok=False)
+                       ok=False, error_kind=ErrorKind(outcome.kind))
 
 
 def _compact(body: object) -> str:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, field_serializer
 
-from envs.base import Environment, StateError, ToolError, ToolResult, tool
+from envs.base import Environment, ErrorKind, StateError, ToolError, ToolResult, tool
 from envs.bfcl.environment import BfclEnvironment
 from envs.envfactory_format import EnvFactoryFormatEnvironment
 from envs.pool import pool_classes
@@ -190,7 +190,7 @@ def test_rollback_after_an_invalid_write_does_not_raise(shared: bool) -> None:
     if shared:
         _ = env.state
     result = env.call("bump_then_fail", {})
-    assert result == ToolResult(ok=False, error="refused after a change")
+    assert result == ToolResult.failure(ErrorKind.REFUSED, "refused after a change")
     assert env._state.counters["c"].value == 2.5  # type: ignore[attr-defined]
     assert 7 not in env._state.by_number  # type: ignore[attr-defined]
 

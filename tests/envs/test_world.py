@@ -27,7 +27,10 @@ def test_requestors_own_their_environments_and_the_hook_runs() -> None:
         f"bank-{s.name}" for s in Ledger.tool_specs()]
     assert world.call("bank", "open_account", {"owner": "a"}).ok
     denied = world.call("phone", "open_account", {"owner": "a"})
-    assert not denied.ok and "belongs to the user" in (denied.error or "")
+    # another requestor's tool is not in this one's toolkit: an unknown tool, as in τ²
+    assert denied.kind == "unknown_tool" and denied.error == (
+        "Unknown tool 'phone-open_account'. Available tools: "
+        + ", ".join(sorted(q for q, _ in world.tools("assistant"))) + ".")
     assert world.call_qualified("phone-open_account", {"owner": "b"}, requestor=USER).ok
     assert world.seen == [("bank", "open_account", True), ("phone", "open_account", True)]
     snap = world.snapshot()

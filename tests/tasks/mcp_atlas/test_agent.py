@@ -29,7 +29,7 @@ def test_results_as_upstream_shows_them() -> None:
     assert atlas_render("x_y", McpOutcome(kind="ok", texts=[])).text == "success"
     timeout = atlas_render("x_y", McpOutcome(kind="timeout", error="slow"))
     assert (timeout.text, timeout.ok) == ("Tool call timed out after 60s", False)
-    failed = atlas_render("x_y", McpOutcome(kind="tool_error", error="boom “quoted”"))
+    failed = atlas_render("x_y", McpOutcome(kind="failed", error="boom “quoted”"))
     assert failed.text == '{"detail":"Failed to call tool \'x_y\': boom “quoted”"}'
 
 
