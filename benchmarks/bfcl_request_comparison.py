@@ -48,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES  # noqa: E402
 from testkit.bfcl_official import (  # noqa: E402
     Script,
     Scripted,
@@ -64,7 +65,7 @@ from testkit.bfcl_official import (  # noqa: E402
 )
 from testkit.recording_server import Api, RecordedRequest, RecordingServer  # noqa: E402
 
-CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+CATEGORIES = MULTI_TURN_CATEGORIES
 OFFICIAL_MODEL = "gpt-4o-2024-11-20-FC"
 #: request fields the prompt is made of (what a server renders / the model reads)
 PROMPT_KEYS = ("messages", "input", "tools", "instructions")

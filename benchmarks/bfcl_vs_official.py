@@ -51,8 +51,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES  # noqa: E402
+from envs.jsonl import read_objects  # noqa: E402
+
 BFCL_VERSION = "2025.8.6.2"
-CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+CATEGORIES = MULTI_TURN_CATEGORIES
 CACHE = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
 OFFICIAL_VENV = CACHE / "bench" / "bfcl-official-venv"
 MODEL = "bench-instant-FC"  # "-FC": the official handler strips it before sending
@@ -98,11 +103,10 @@ def select_entries(categories: list[str], limit: int) -> list[dict[str, Any]]:
     chosen = []
     for n, cat in enumerate(categories):
         name = f"BFCL_v3_multi_turn_{cat}.json"
-        lines = (bfcl_data() / name).read_text().splitlines()
-        gold = (bfcl_data() / "possible_answer" / name).read_text().splitlines()
-        for line, answer in list(zip(lines, gold, strict=True))[: share + (n < extra)]:
-            entry = json.loads(line)
-            entry["ground_truth"] = json.loads(answer)["ground_truth"]
+        entries = read_objects(bfcl_data() / name)
+        gold = read_objects(bfcl_data() / "possible_answer" / name)
+        for entry, answer in list(zip(entries, gold, strict=True))[: share + (n < extra)]:
+            entry["ground_truth"] = answer["ground_truth"]
             chosen.append(entry)
     return chosen
 
@@ -111,8 +115,7 @@ def param_order() -> dict[str, list[str]]:
     """Parameter names of every multi-turn function, in schema order (positional gold)."""
     order = {}
     for doc in (bfcl_data() / "multi_turn_func_doc").glob("*.json"):
-        for line in doc.read_text().splitlines():
-            f = json.loads(line)
+        for f in read_objects(doc):
             order[f["name"]] = list(f["parameters"].get("properties", {}))
     return order
 

@@ -39,8 +39,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES  # noqa: E402
+from envs.jsonl import read_objects  # noqa: E402
+
 MODEL = "envfactory/oracle"
-CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+CATEGORIES = MULTI_TURN_CATEGORIES
 
 
 def data_file(category: str, answers: bool = False) -> Path:
@@ -53,8 +56,7 @@ def data_file(category: str, answers: bool = False) -> Path:
 
 def select_ids(categories: list[str], limit: int | None) -> list[str]:
     """The first entries of each category, `limit` in all (spread evenly), or all."""
-    ids = [[json.loads(line)["id"] for line in data_file(c).read_text().splitlines()]
-           for c in categories]
+    ids = [[entry["id"] for entry in read_objects(data_file(c))] for c in categories]
     if limit is None:
         return [i for group in ids for i in group]
     share, extra = divmod(limit, len(categories))
@@ -87,12 +89,11 @@ def checker_floor(ids: list[str], categories: list[str]) -> dict[str, Any]:
 
     wanted, work = set(ids), []
     for c in categories:
-        pairs = zip(data_file(c).read_text().splitlines(),
-                    data_file(c, answers=True).read_text().splitlines(), strict=True)
-        for line, answer in pairs:
-            entry = json.loads(line)
+        pairs = zip(read_objects(data_file(c)), read_objects(data_file(c, answers=True)),
+                    strict=True)
+        for entry, answer in pairs:
             if entry["id"] in wanted:
-                work.append((entry, json.loads(answer)["ground_truth"], f"multi_turn_{c}"))
+                work.append((entry, answer["ground_truth"], f"multi_turn_{c}"))
     valid = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for n, (entry, gold, category) in enumerate(work):

@@ -52,10 +52,11 @@ from inspect_ai.tool import ToolCall, ToolCallError  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES  # noqa: E402
 from leaderboard.build import build  # noqa: E402
 
 BENCHES = ("bfcl_multi_turn", "bfcl_singleturn", "tau2", "envfactory")
-CATS = ("base", "miss_func", "miss_param", "long_context")
+CATS = MULTI_TURN_CATEGORIES
 
 
 def _sample(bench: str, i: int, epoch: int, ok: bool) -> EvalSample:

@@ -30,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from envs.jsonl import read_objects
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 BIN = Path(sys.executable).parent
@@ -103,7 +105,7 @@ def main() -> int:
     run(str(BIN / "envfactory"), "trajectories",
         *map(str, sorted((logs / "oracle").glob("*envfactory*.eval"))), "--out",
         str(recorded))
-    records = [json.loads(line) for line in recorded.read_text().splitlines()]
+    records = read_objects(recorded)
     mutated = work / "mutated.jsonl"
     mutated.write_text("".join(json.dumps(r) + "\n" for r in mutate(records)))
     inspect_eval("tasks/envfactory", "envfactory/replay", logs / "mutated", "-M",

@@ -17,19 +17,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from envs.jsonl import complete_lines
+
 __all__ = ["done_prefix", "write_in_order"]
 
 
 def done_prefix(out: Path, task_ids: Sequence[str], unit: str) -> int:
     """How many results `out` already holds (a prefix of the input), trimming a cut line.
     `unit` names an input record in errors ("conversation", "response")."""
-    if not out.exists():
-        return 0
-    text = out.read_text(encoding="utf-8")
-    complete = text[:text.rfind("\n") + 1]
-    if len(complete) != len(text):
-        out.write_text(complete, encoding="utf-8")
-    lines = complete.splitlines()
+    lines = complete_lines(out)
     if len(lines) > len(task_ids):
         raise ValueError(f"{out} holds {len(lines)} results for {len(task_ids)} {unit}s")
     for i, line in enumerate(lines):

@@ -11,13 +11,12 @@ masked arguments) and whose states are the gold ones; a *run* fills `calls` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-T = TypeVar("T")
+from envs.jsonl import read_records, write_atomic
 
 __all__ = [
     "Call",
@@ -28,8 +27,6 @@ __all__ = [
     "Trajectory",
     "Turn",
     "read_jsonl",
-    "numbered_records",
-    "read_records",
     "write_jsonl",
 ]
 
@@ -147,34 +144,12 @@ class Trajectory(BaseModel):
         return [c for t in self.turns for c in t.calls]
 
 
-def numbered_records(path: Path, parse: Callable[[str], T], what: str
-                     ) -> list[tuple[int, T]]:
-    """The one JSONL reader: each non-blank line of `path` through `parse`, with its line
-    number; a line `parse` refuses (ValueError) is reported with the file and line
-    number as an invalid `what`."""
-    out = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    out.append((lineno, parse(line)))
-                except ValueError as e:
-                    raise ValueError(f"{path}:{lineno}: invalid {what}: {e}") from e
-    return out
-
-
-def read_records(path: Path, parse: Callable[[str], T], what: str) -> list[T]:
-    """`numbered_records` without the line numbers."""
-    return [record for _, record in numbered_records(path, parse, what)]
-
-
 def read_jsonl(path: Path) -> list[Trajectory]:
     """Read trajectories; a bad line is reported with its file and line number."""
     return read_records(path, Trajectory.model_validate_json, "trajectory")
 
 
 def write_jsonl(path: Path, trajectories: list[Trajectory]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
-        for t in trajectories:
-            f.write(t.model_dump_json(exclude_none=True) + "\n")
+    """Write trajectories, one per line, replacing `path` atomically."""
+    write_atomic(path, "".join(t.model_dump_json(exclude_none=True) + "\n"
+                               for t in trajectories))

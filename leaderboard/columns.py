@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES
+
 __all__ = ["BENCHMARKS", "Column", "benchmark_of", "columns_for", "order_key"]
 
 
@@ -36,7 +38,7 @@ class Column:
     log_metric: str | None = None
 
 
-BFCL_MT_CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+BFCL_MT_CATEGORIES = MULTI_TURN_CATEGORIES
 TAU2_DOMAINS = ("airline", "retail", "telecom")
 VITABENCH_SETS = ("cross", "delivery", "instore", "ota")
 ENVFACTORY_PARTS = ("r_traj", "r_state", "p_length", "p_format")
@@ -130,7 +132,7 @@ def columns_for(benchmark: str, task: str, metadata: dict[str, object] | None
     return [Column(task, task, task, "headline", "value", headline=True)]
 
 
-_BFCL_MT_ID = re.compile(r"^multi_turn_(base|miss_func|miss_param|long_context)_\d+$")
+_BFCL_MT_ID = re.compile(rf"^multi_turn_({'|'.join(MULTI_TURN_CATEGORIES)})_\d+$")
 
 
 def stratum_of(benchmark: str, sample_id: str, meta: dict[str, object] | None) -> str | None:

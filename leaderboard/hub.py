@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from envs.jsonl import read_records
 from leaderboard import cards
 from leaderboard.hub_data import LogEntry, dataset_row, find_logs, log_entry, read_splits
 
@@ -399,12 +400,11 @@ def _remote_index(api: Any, target: _Target) -> list[LogEntry]:
         path = hub_call(f"read {INDEX_FILE} of {target.repo_id}", lambda: api.hf_hub_download(
             target.repo_id, INDEX_FILE, repo_type="dataset", revision=target.revision,
             local_dir=tmp))
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    try:
-        return [LogEntry.model_validate_json(line) for line in lines if line.strip()]
-    except ValueError as e:
-        raise HubError(f"{target.repo_id}: {INDEX_FILE} is not an envfactory results index: "
-                       f"{e}") from None
+        try:
+            return read_records(Path(path), LogEntry.model_validate_json, "index entry")
+        except ValueError as e:
+            raise HubError(f"{target.repo_id}: {INDEX_FILE} is not an envfactory results "
+                           f"index: {e}") from None
 
 
 def push_results(logs: Sequence[Path], repo_id: str, *, private: bool | None = None,

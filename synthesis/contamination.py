@@ -210,6 +210,7 @@ def bfcl_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
     """Every user message of the installed bfcl-eval release's question files
     (single- and multi-turn), deduplicated."""
     from envs.bfcl import package
+    from envs.jsonl import read_objects
 
     try:
         files = sorted(package.data_dir().glob(f"{package.data_prefix()}_*.json"))
@@ -217,7 +218,7 @@ def bfcl_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
         return [], SourceStatus(name="bfcl prompts", compared=False, reason=str(e))
     prompts = []
     for f in files:
-        for entry in package.load_jsonl(f):
+        for entry in read_objects(f):
             for k, turn in enumerate(entry.get("question") or []):
                 for m in turn if isinstance(turn, list) else [turn]:
                     if m.get("role") == "user" and m.get("content"):

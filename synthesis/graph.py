@@ -33,7 +33,6 @@ false links at the same recall, so thresholds in 0.76-0.78 are defensible.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -45,6 +44,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from envs.base import ToolSpec
+from envs.jsonl import write_atomic
 from synthesis.embedders import Embedder
 
 __all__ = [
@@ -307,13 +307,10 @@ class ToolGraph:
         atomically, so a pass interrupted while saving leaves the previous graph intact.
         """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = nx.node_link_data(self.g, edges="edges", **_LINK_KEYS)
         data["nodes"].sort(key=lambda n: n["id"])
         data["edges"].sort(key=lambda e: (e["from"], e["to"]))
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1))
         if self.embeddings is not None:
             ids, vectors = self.embeddings
             np.savez_compressed(self._embeddings_path(path), ids=np.asarray(ids, dtype=str),

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from envs.jsonl import complete_lines
 from training.export import SFT_NAME, export
 from training.provenance import (
     CheckpointProvenance,
@@ -175,16 +176,9 @@ def _env() -> dict[str, str]:
 
 
 def _log_rows(output_dir: Path) -> list[dict[str, Any]]:
-    path = output_dir / "trainer_log.jsonl"
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # the trainer is still writing this line
-    return rows
+    # the trainer may be writing its last line: only whole lines count, and stay its
+    return [json.loads(line) for line in
+            complete_lines(output_dir / "trainer_log.jsonl", trim=False)]
 
 
 def _run(argv: list[str], log: Path, output_dir: Path, console: Console,

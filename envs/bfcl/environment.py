@@ -25,6 +25,7 @@ from pydantic import BaseModel, JsonValue
 
 from envs.base import SnapshotEnvironment, ToolError, ToolSpec
 from envs.bfcl import codec, package
+from envs.jsonl import read_objects
 
 __all__ = ["WRITE_TOOLS", "BfclEnvironment", "execute_official", "forget_instances", "is_write",
            "official_executor"]
@@ -78,7 +79,7 @@ class BfclState(BaseModel):
 def official_function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
     """The official function docs of a backend class (as shipped in bfcl-eval)."""
     path = package.func_doc_file(class_name)
-    return tuple(package.load_jsonl(path))
+    return tuple(read_objects(path))
 
 
 def official_executor() -> Any:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import json
 import os
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from envs.bfcl.categories import V4_NAMES
 
 __all__ = [
     "BfclNotInstalled",
@@ -25,7 +26,6 @@ __all__ = [
     "data_file",
     "data_prefix",
     "func_doc_file",
-    "load_jsonl",
     "version_info",
 ]
 
@@ -79,25 +79,18 @@ def version_info() -> dict[str, str]:
     return {"bfcl_eval_version": bfcl_version(), "bfcl_data_prefix": data_prefix()}
 
 
-# v3 single-turn categories were renamed in V4 (simple → simple_python, ...).
-_V4_NAMES = {"simple": "simple_python", "java": "simple_java", "javascript": "simple_javascript"}
 
 
 def data_file(category: str, *, possible_answer: bool = False) -> Path:
     """Path of a category's question (or ground-truth) file in the installed release."""
     name = category
     if data_prefix() == "BFCL_v4":
-        name = _V4_NAMES.get(category, category)
+        name = V4_NAMES.get(category, category)
     base = data_dir() / "possible_answer" if possible_answer else data_dir()
     path = base / f"{data_prefix()}_{name}.json"
     if not path.exists():
         raise FileNotFoundError(f"BFCL category {category!r}: {path} does not exist")
     return path
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 @cache

@@ -28,8 +28,9 @@ from inspect_ai.model import (
 from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from envs.jsonl import read_records
 from harness.gold import GoldCall, GoldMessage, Position, Script, parse_call, published
-from harness.trajectory import Trajectory, read_records
+from harness.trajectory import Trajectory
 
 __all__ = ["ScriptedModelAPI", "load_replay_file", "replay_message", "trajectory_script"]
 

@@ -20,7 +20,6 @@ passes.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +27,7 @@ from typing import Any, Literal
 from inspect_ai.model import Model
 from pydantic import BaseModel, Field
 
+from envs.jsonl import write_atomic
 from synthesis.envgen import agents
 from synthesis.envgen.agents import AgentFailure, AgentReply, WrongTest
 from synthesis.envgen.description import ApiDescription, load_description
@@ -126,17 +126,6 @@ class Manifest(BaseModel):
     environments: list[str] = Field(default_factory=list)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file, fsync and rename: a reader sees old or new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def load_checkpoint(folder: Path) -> Checkpoint | None:
     path = folder / STATE
     if not path.exists():
@@ -163,10 +152,10 @@ class _EnvBuild:
     def save(self, stage: Stage | None = None) -> None:
         if stage is not None:
             self.cp.stage = stage
-        _write_atomic(self.folder / STATE, self.cp.model_dump_json(indent=2))
+        write_atomic(self.folder / STATE, self.cp.model_dump_json(indent=2))
 
     def write(self, key: str, relative: str, text: str) -> None:
-        _write_atomic(self.folder / relative, text)
+        write_atomic(self.folder / relative, text)
         self.cp.files[key] = relative
 
     def read(self, key: str) -> str:
@@ -360,7 +349,7 @@ class _EnvBuild:
             error=cp.error)
 
     def finish(self) -> None:
-        _write_atomic(self.folder / REPORT, self.report().model_dump_json(indent=2))
+        write_atomic(self.folder / REPORT, self.report().model_dump_json(indent=2))
         self.save("done")
         self.event(f"done: {self.cp.verdict}")
 
@@ -375,7 +364,7 @@ def _manifest_check(out: Path, manifest: Manifest) -> None:
             raise ValueError(f"{out} holds a build with other {', '.join(changed)}; use "
                              "another --out or remove it")
         manifest.environments = sorted(set(before.environments) | set(manifest.environments))
-    _write_atomic(path, manifest.model_dump_json(indent=2))
+    write_atomic(path, manifest.model_dump_json(indent=2))
 
 
 async def build(paths: Sequence[Path], out: Path, models: Mapping[str, Model],

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from inspect_ai.model import Model
 from pydantic import BaseModel, Field
 
+from envs.jsonl import append_line, complete_lines, write_atomic
 from harness.results_file import write_in_order
 from synthesis.chain import ToolChain
 from synthesis.graph import ToolGraph
@@ -120,23 +120,11 @@ def allowed_envs(graph_envs: Sequence[str], splits: Mapping[str, Sequence[str]],
     return [e for e in graph_envs if e in wanted]
 
 
-def _complete_lines(path: Path) -> list[str]:
-    """The file's complete lines, truncating a last line cut off mid-write."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    complete = data[:data.rfind(b"\n") + 1]
-    if len(complete) != len(data):
-        with path.open("r+b") as f:
-            f.truncate(len(complete))
-    return complete.decode("utf-8").splitlines()
-
-
 def done_ids(out: Path) -> dict[str, dict[str, Any]]:
     """id -> record of every finished chain in `out` (kept or rejected)."""
     done: dict[str, dict[str, Any]] = {}
     for name in (TRAJECTORIES, REJECTIONS):
-        for i, line in enumerate(_complete_lines(out / name)):
+        for i, line in enumerate(complete_lines(out / name)):
             try:
                 record = json.loads(line)
                 done[record["id"]] = record
@@ -144,20 +132,6 @@ def done_ids(out: Path) -> dict[str, dict[str, Any]]:
                 raise ValueError(f"{out / name}:{i + 1}: not a record; remove the directory "
                                  "to start over") from None
     return done
-
-
-def _append(path: Path, record: Mapping[str, Any]) -> None:
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    with path.open("ab") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _write_manifest(out: Path, manifest: Manifest) -> None:
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out / MANIFEST)
 
 
 def _record_envs(record: Mapping[str, Any]) -> list[str]:
@@ -194,7 +168,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         if changed:
             raise ValueError(f"{out} holds a run with other {', '.join(changed)}; use another "
                              "--out or remove it")
-    _write_manifest(out, manifest)
+    write_atomic(out / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
 
     done = done_ids(out)
     ids = [chain_id(args.seed, i) for i in range(args.n)]
@@ -223,7 +197,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
 
     def store(record: dict[str, Any]) -> None:
         kind = record.pop("kind")
-        _append(out / (TRAJECTORIES if kind == "kept" else REJECTIONS), record)
+        append_line(out / (TRAJECTORIES if kind == "kept" else REJECTIONS), record)
         if on_outcome:
             on_outcome({"kind": kind, **record})
 
@@ -234,6 +208,6 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
     used = {e for r in records.values() for e in _record_envs(r)}
     manifest.environments = [e for e in envs if e in used]
     manifest.kept, manifest.rejected = kept, dict(sorted(rejected.items()))
-    _write_manifest(out, manifest)
+    write_atomic(out / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
     return RunSummary(kept=kept, rejected=manifest.rejected, skipped=len(done),
                       written=len(written))

@@ -41,6 +41,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store_as
 
 from envs.bfcl import package
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES
 from envs.bfcl.environment import (
     forget_instances,
     new_backend,
@@ -48,6 +49,7 @@ from envs.bfcl.environment import (
     official_function_docs,
 )
 from envs.bfcl.world import BfclWorld
+from envs.jsonl import read_objects
 from harness import raw_arguments
 from harness.episode import (
     Episode,
@@ -80,7 +82,7 @@ __all__ = [
     "score_decoded",
 ]
 
-CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+CATEGORIES = MULTI_TURN_CATEGORIES
 MAXIMUM_STEP_LIMIT = 20  # bfcl_eval.constants.default_prompts.MAXIMUM_STEP_LIMIT
 HOLDOUT_MESSAGE = "I have updated some more functions you can choose from. What about now?"
 
@@ -100,8 +102,8 @@ def _check_official_constants() -> None:
 @cache
 def _entries(category: str) -> tuple[tuple[dict[str, Any], list[list[str]]], ...]:
     name = f"multi_turn_{category}"
-    questions = package.load_jsonl(package.data_file(name))
-    answers = {a["id"]: a["ground_truth"] for a in package.load_jsonl(
+    questions = read_objects(package.data_file(name))
+    answers = {a["id"]: a["ground_truth"] for a in read_objects(
         package.data_file(name, possible_answer=True))}
     return tuple((q, answers[q["id"]]) for q in questions)
 

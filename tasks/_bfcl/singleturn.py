@@ -66,6 +66,15 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from envs.bfcl import package
+from envs.bfcl.categories import (
+    AST_CATEGORIES,
+    LIVE_CATEGORIES,
+    NON_LIVE_CATEGORIES,
+    RELEVANCE_CATEGORIES,
+    SINGLE_TURN_CATEGORIES,
+    V3_NAMES,
+)
+from envs.jsonl import read_objects
 from harness import raw_arguments
 from harness.episode import message_record
 from harness.gold import GoldCall, GoldMessage, Position, publish
@@ -95,18 +104,7 @@ __all__ = [
     "resolve_categories",
 ]
 
-# The 13 v3 single-turn categories, in leaderboard order (v3 names; `package.data_file`
-# maps simple/java/javascript to the V4 file names).
-NON_LIVE_CATEGORIES = (
-    "simple", "java", "javascript", "multiple", "parallel", "parallel_multiple", "irrelevance",
-)
-LIVE_CATEGORIES = (
-    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-    "live_irrelevance", "live_relevance",
-)
-CATEGORIES = NON_LIVE_CATEGORIES + LIVE_CATEGORIES
-RELEVANCE_CATEGORIES = ("irrelevance", "live_irrelevance", "live_relevance")
-AST_CATEGORIES = tuple(c for c in CATEGORIES if c not in RELEVANCE_CATEGORIES)
+CATEGORIES = SINGLE_TURN_CATEGORIES
 
 _COLLECTIONS = {
     "all": CATEGORIES,
@@ -118,10 +116,6 @@ _COLLECTIONS = {
     "python": tuple(c for c in CATEGORIES if c not in ("java", "javascript")),
     "non_python": ("java", "javascript"),
 }
-
-#: bfcl-eval V4's names for the v3 categories (`simple` etc. in ≤2025.8.6.2)
-_OFFICIAL_NAMES = {"simple_python": "simple", "simple_java": "java",
-                   "simple_javascript": "javascript"}
 
 _LANGUAGE = {"java": "Java", "javascript": "JavaScript"}  # everything else: Python
 
@@ -141,7 +135,7 @@ def resolve_categories(category: str | Sequence[str]) -> list[str]:
     list of categories, by our (v3) names or bfcl-eval V4's (`simple_python`, ...)."""
     return select_categories(
         category,
-        lambda name: _COLLECTIONS.get(name, (_OFFICIAL_NAMES.get(name, name),)),
+        lambda name: _COLLECTIONS.get(name, (V3_NAMES.get(name, name),)),
         CATEGORIES,
         lambda _, cat: (f"unknown BFCL single-turn category {cat!r}; choose from "
                         f"{', '.join(CATEGORIES)} or {', '.join(_COLLECTIONS)}"),
@@ -175,10 +169,10 @@ def load_entries(category: str) -> tuple[Entry, ...]:
     """Questions joined with possible answers (by id) for one v3 category."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown BFCL single-turn category {category!r}")
-    questions = package.load_jsonl(package.data_file(category))
+    questions = read_objects(package.data_file(category))
     answers: dict[str, list[dict[str, Any]]] = {}
     if category not in RELEVANCE_CATEGORIES:
-        for row in package.load_jsonl(package.data_file(category, possible_answer=True)):
+        for row in read_objects(package.data_file(category, possible_answer=True)):
             answers[row["id"]] = row["ground_truth"]
     entries = []
     for q in questions:

@@ -27,9 +27,9 @@ from typing import Any
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict
 
+from envs.jsonl import numbered_records
 from harness.judge import judge_model
 from harness.results_file import done_prefix, write_in_order
-from harness.trajectory import numbered_records
 from tasks._mcp_atlas.claims import extract_claims
 from tasks._mcp_atlas.dataset import load_tasks
 from tasks._mcp_atlas.release import release
@@ -68,6 +68,7 @@ def _claims_by_task(tasks: Mapping[str, Any] | None, data_dir: str | None) -> Ma
 async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
                      tasks: Mapping[str, Any] | None = None, data_dir: str | None = None,
                      max_concurrent: int = 4,
+                     limit: int | None = None,
                      on_result: Callable[[int, int], None] | None = None
                      ) -> list[dict[str, Any]]:
     """Grade every response of `path` with `judge`; the results of this call, in order.
@@ -83,7 +84,7 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
         ValueError: a bad record, a task not in the dataset, or an `out` file that is not a
             prefix of this input's results.
     """
-    records = read_responses(path)
+    records = read_responses(path)[:limit]
     claims_by_task = _claims_by_task(tasks, data_dir)
     unknown = [(line, r.task_id) for line, r in records if r.task_id not in claims_by_task]
     if unknown:

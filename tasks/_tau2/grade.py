@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from envs.jsonl import numbered_records
 from envs.tau2 import data
 from envs.tau2.tasks import Task
 from harness.episode import Termination
-from harness.trajectory import Trajectory, numbered_records
+from harness.results_file import done_prefix, write_in_order
+from harness.trajectory import Trajectory
 from tasks._tau2.evaluator import Judge, evaluate
 from tasks._tau2.messages import Conversation
 
@@ -45,24 +49,40 @@ def _records(path: Path) -> list[tuple[int, Conversation]]:
                             "conversation record")
 
 
-async def grade_file(path: Path, judge: Judge | None = None) -> list[dict[str, Any]]:
-    """One result per record: task_id, reward and the per-component results."""
-    results = []
-    for lineno, record in _records(path):
+async def grade_file(path: Path, judge: Judge | None = None, out: Path | None = None, *,
+                     max_concurrent: int = 1, limit: int | None = None,
+                     on_result: Callable[[int, int], None] | None = None
+                     ) -> list[dict[str, Any]]:
+    """Grade the first `limit` records of `path` (all by default); this call's results, in
+    order: task_id, domain, reward and the per-component results.
+
+    The shape of every `grade` (`harness.results_file`): with `out`, results already there
+    are kept and only the rest graded (appended as they finish, in input order); without,
+    each result line goes to stdout. `max_concurrent` records are graded at once;
+    `on_result(done, total)` is called after each result (and once at the start).
+
+    Raises:
+        ValueError: a bad record, a task not in the release, or an `out` file that is not
+            a prefix of this input's results.
+    """
+    records = _records(path)[:limit]
+    tasks = []
+    for lineno, record in records:
         task = _tasks(record.domain).get(record.task_id)
         if task is None:
             raise ValueError(f"{path}:{lineno}: no task {record.task_id!r} in τ² "
                              f"{record.domain} ({data.RELEASE})")
-        info = await evaluate(task, record.domain, record.messages, record.termination_reason,
-                              judge=judge)
-        results.append({"task_id": record.task_id, "domain": record.domain,
-                        **info.model_dump(mode="json")})
-    return results
+        tasks.append(task)
+    start = (done_prefix(out, [r.task_id for _, r in records], "conversation")
+             if out is not None else 0)
+    gate = asyncio.Semaphore(max_concurrent)
 
+    async def grade(i: int) -> dict[str, Any]:
+        record = records[i][1]
+        async with gate:
+            info = await evaluate(tasks[i], record.domain, record.messages,
+                                  record.termination_reason, judge=judge)
+        return {"task_id": record.task_id, "domain": record.domain,
+                **info.model_dump(mode="json")}
 
-def write_results(results: list[dict[str, Any]], out: Path | None) -> None:
-    lines = "".join(json.dumps(r) + "\n" for r in results)
-    if out is None:
-        print(lines, end="")
-    else:
-        out.write_text(lines, encoding="utf-8")
+    return await write_in_order(grade, len(records), start, out, on_result)

@@ -26,10 +26,11 @@ from typing import Any, Literal
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.jsonl import read_records
 from envs.vitabench.release import DEFAULT_REVISION, Language, release
 from harness.judge import judge_model
 from harness.results_file import done_prefix, write_in_order
-from harness.trajectory import Message, Trajectory, read_records
+from harness.trajectory import Message, Trajectory
 from tasks._vitabench.dataset import task_by_id
 from tasks._vitabench.judge import judge_conversation
 
@@ -71,6 +72,7 @@ def read_conversations(path: Path) -> list[Conversation]:
 
 async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
                      revision: str = DEFAULT_REVISION, max_concurrent: int = 1,
+                     limit: int | None = None,
                      on_result: Callable[[int, int], None] | None = None
                      ) -> list[dict[str, Any]]:
     """Grade every conversation of `path` with `judge`; the results of this call, in order.
@@ -84,7 +86,7 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
         ValueError: a bad record, a task not in the release, or an `out` file that is not
             a prefix of this input's results.
     """
-    records = read_conversations(path)
+    records = read_conversations(path)[:limit]
     rel = release(revision)
     tasks = []
     for i, record in enumerate(records, 1):

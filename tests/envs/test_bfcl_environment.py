@@ -11,11 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.bfcl import package
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES
 from envs.bfcl.environment import WRITE_TOOLS, BfclEnvironment, official_executor
 from envs.bfcl.world import BfclWorld
+from envs.jsonl import read_objects
 from envs.registry import all_entries, create
 
-CATEGORIES = ["base", "miss_func", "miss_param", "long_context"]
+CATEGORIES = list(MULTI_TURN_CATEGORIES)
 
 
 def cached_instances() -> list[str]:
@@ -24,9 +26,9 @@ def cached_instances() -> list[str]:
 
 def entries(category: str) -> list[tuple[dict[str, Any], list[list[str]]]]:
     name = f"multi_turn_{category}"
-    gts = {g["id"]: g["ground_truth"] for g in package.load_jsonl(
+    gts = {g["id"]: g["ground_truth"] for g in read_objects(
         package.data_file(name, possible_answer=True))}
-    return [(e, gts[e["id"]]) for e in package.load_jsonl(package.data_file(name))]
+    return [(e, gts[e["id"]]) for e in read_objects(package.data_file(name))]
 
 
 @pytest.mark.parametrize("category", CATEGORIES)

@@ -23,7 +23,9 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall
 
 from envs.bfcl import package
+from envs.bfcl.categories import MULTI_TURN_CATEGORIES
 from envs.bfcl.environment import official_executor
+from envs.jsonl import read_objects
 from tasks._bfcl.multiturn import HOLDOUT_MESSAGE
 from testkit.bfcl_official import (
     Turns,
@@ -39,11 +41,11 @@ from testkit.bfcl_official import (
     write_replay,
 )
 
-CATEGORIES = ["base", "miss_func", "miss_param", "long_context"]
+CATEGORIES = list(MULTI_TURN_CATEGORIES)
 
 
 def ids(category: str, every: int = 1) -> list[str]:
-    return [e["id"] for e in package.load_jsonl(
+    return [e["id"] for e in read_objects(
         package.data_file(f"multi_turn_{category}"))][::every]
 
 

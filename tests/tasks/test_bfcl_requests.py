@@ -77,6 +77,7 @@ def test_single_turn_requests_equal_the_official_handlers(api: str, tmp_path: Pa
     from openai import OpenAI
 
     from envs.bfcl import package
+    from envs.jsonl import read_objects
     from tasks.bfcl_singleturn.bfcl_singleturn import bfcl_singleturn
     from testkit.bfcl_official import _official
     from testkit.recording_server import RecordingServer, Reply
@@ -84,7 +85,7 @@ def test_single_turn_requests_equal_the_official_handlers(api: str, tmp_path: Pa
     module = comparison()
     entries = {}
     for category in SINGLE_TURN:
-        rows = package.load_jsonl(package.data_file(category))
+        rows = read_objects(package.data_file(category))
         # the entry with the most tools (dotted names and nested schemas come with them)
         entries[category] = max(rows[:40], key=lambda e: (len(e["function"]), e["id"]))
 
