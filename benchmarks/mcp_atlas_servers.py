@@ -83,8 +83,7 @@ def make_repo(path: Path) -> None:
 
 async def measure(name: str, starts: int, calls: int) -> dict[str, Any]:
     from harness.tool_backends import McpBackend
-    from tasks._mcp_atlas.servers import launch
-    from tasks._mcp_atlas.workspace import Workspace
+    from tasks._mcp_atlas.workspace import Workspace, launch
 
     tool, arguments = CALLS[name]
     qualified = f"{name}_{tool}"

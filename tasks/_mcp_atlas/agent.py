@@ -35,8 +35,8 @@ from harness.tool_backends import McpBackend, McpOutcome, Observation
 from harness.trajectory import Message
 from tasks._mcp_atlas.dataset import AtlasTask, cacheable_servers
 from tasks._mcp_atlas.oracle import AtlasOracle
-from tasks._mcp_atlas.servers import launch, templates
-from tasks._mcp_atlas.workspace import Workspace
+from tasks._mcp_atlas.servers import templates
+from tasks._mcp_atlas.workspace import Workspace, launch
 
 __all__ = ["MAX_TOOL_CALLS", "TOOL_TIMEOUT", "atlas_decode", "atlas_refuse", "atlas_render",
            "atlas_solver", "servers_to_start"]

@@ -16,8 +16,8 @@ once, at exactly the template's pinned version, under `servers_dir()`:
 - with `repos=True` (needs GitHub), the repositories of `data/repos/git_submodule_info.csv`
   at their pinned commits, in `repos_dir()`.
 
-`launch` then starts the installed executable by its absolute path — never `npx`/`uvx`,
-so that a run works offline and never fetches a different version — with the
+`workspace.launch` then starts the installed executable by its absolute path — never
+`npx`/`uvx`, so that a run works offline and never fetches a different version — with the
 template's arguments and environment, `${VAR}`s filled from this process's environment
 and upstream's `/data` paths pointed at the sample's `Workspace`.
 
@@ -42,17 +42,13 @@ import time
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from tasks._mcp_atlas.release import cache_root, release
-
-if TYPE_CHECKING:
-    from harness.tool_backends import McpServerSpec
-    from tasks._mcp_atlas.workspace import Workspace
 
 __all__ = [
     "OFFLINE",
@@ -63,11 +59,11 @@ __all__ = [
     "availability",
     "install",
     "install_repos",
-    "launch",
     "network_available",
     "repo_pins",
     "repos_dir",
     "servers_dir",
+    "substitute",
     "template",
     "templates",
 ]
@@ -558,40 +554,17 @@ def availability(name: str) -> Availability:
     return Availability(server=name, ok=not reasons, reason="; ".join(reasons))
 
 
-# --- launching -------------------------------------------------------------------------
+# --- launching (`workspace.launch`) ----------------------------------------------------
 
-def _substitute(text: str, name: str) -> str:
+def substitute(text: str, name: str) -> str:
+    """`text` with each `${VAR}` of server `name`'s template filled from this process's
+    environment; an unset one is a `ValueError` naming it."""
     def value(m: re.Match[str]) -> str:
         found = os.environ.get(m.group(1), "").strip()
         if not found:
             raise ValueError(f"MCP server {name!r} needs {m.group(1)} (unset)")
         return found
     return _VAR.sub(value, text)
-
-
-def launch(name: str, workspace: Workspace) -> McpServerSpec:
-    """The command line that starts this installed server for one sample: its absolute
-    executable, args and env with `${VAR}`s filled and `/data` paths mapped into the
-    workspace, `PATH` kept, `HOME` the sample's own. desktop-commander gets upstream's
-    start-up call restricting it to `/data` (upstream's main.py)."""
-    from harness.tool_backends import McpServerSpec  # Inspect: not for `install` alone
-
-    t = template(name)
-    executable = installed_executable(t)
-    if executable is None:
-        raise FileNotFoundError(f"MCP server {name!r} cannot start: "
-                                f"{availability(name).reason}")
-    env = {key: str(workspace.arguments(_substitute(value, name)))
-           for key, value in t.env.items()}
-    env["PATH"] = os.environ.get("PATH", os.defpath)
-    env["HOME"] = str(workspace.home)
-    setup: list[tuple[str, dict[str, Any]]] = []
-    if name == "desktop-commander":
-        setup.append(("set_config_value",
-                      {"key": "allowedDirectories", "value": [str(workspace.root)]}))
-    return McpServerSpec(name=name, command=str(executable),
-                         args=[str(workspace.arguments(_substitute(a, name))) for a in t.args],
-                         env=env, cwd=str(workspace.home), setup=setup)
 
 
 # --- reporting (`envfactory mcp-atlas install`) ---------------------------------------

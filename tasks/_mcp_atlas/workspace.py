@@ -28,18 +28,29 @@ Limits of the mapping (what a real `/data` would do that this does not):
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from harness.tool_backends import McpServerSpec
 from tasks._mcp_atlas.release import release
-from tasks._mcp_atlas.servers import code_executor_venv, repo_head, repo_pins, repos_dir
+from tasks._mcp_atlas.servers import (
+    availability,
+    code_executor_venv,
+    installed_executable,
+    repo_head,
+    repo_pins,
+    repos_dir,
+    substitute,
+    template,
+)
 
-__all__ = ["VIRTUAL_ROOT", "MissingRepos", "Workspace", "missing_repos"]
+__all__ = ["VIRTUAL_ROOT", "MissingRepos", "Workspace", "launch", "missing_repos"]
 
 #: the root upstream's servers and tasks use
 VIRTUAL_ROOT = "/data"
@@ -155,3 +166,27 @@ class Workspace:
         """`text` with this sample's real root (either spelling, resolved or as created)
         shown as `/data` again."""
         return self._real.sub(VIRTUAL_ROOT, text)
+
+
+def launch(name: str, workspace: Workspace) -> McpServerSpec:
+    """The command line that starts this installed server for one sample: its absolute
+    executable, args and env with `${VAR}`s filled and `/data` paths mapped into the
+    workspace, `PATH` kept, `HOME` the sample's own. desktop-commander gets upstream's
+    start-up call restricting it to `/data` (upstream's main.py). It lives here, not in
+    `servers` (which installs and checks, and needs neither a workspace nor Inspect)."""
+    t = template(name)
+    executable = installed_executable(t)
+    if executable is None:
+        raise FileNotFoundError(f"MCP server {name!r} cannot start: "
+                                f"{availability(name).reason}")
+    env = {key: str(workspace.arguments(substitute(value, name)))
+           for key, value in t.env.items()}
+    env["PATH"] = os.environ.get("PATH", os.defpath)
+    env["HOME"] = str(workspace.home)
+    setup: list[tuple[str, dict[str, Any]]] = []
+    if name == "desktop-commander":
+        setup.append(("set_config_value",
+                      {"key": "allowedDirectories", "value": [str(workspace.root)]}))
+    return McpServerSpec(name=name, command=str(executable),
+                         args=[str(workspace.arguments(substitute(a, name))) for a in t.args],
+                         env=env, cwd=str(workspace.home), setup=setup)

@@ -24,11 +24,10 @@ from tasks._mcp_atlas.servers import (
     OFFLINE,
     availability,
     install,
-    launch,
     parse_template,
     templates,
 )
-from tasks._mcp_atlas.workspace import Workspace
+from tasks._mcp_atlas.workspace import Workspace, launch
 from tests.shared_data import needs_mcp_atlas
 from tests.tasks.mcp_atlas.test_workspace import make_repo, write_release
 
