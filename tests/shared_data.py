@@ -88,11 +88,10 @@ def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     the sample CSV, and an empty download cache. The servers `make install-mcp-atlas`
     installed stay where they are: `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value
     or default before the cache moves. Pair with `needs_mcp_atlas`."""
-    from tasks._mcp_atlas.release import cache_root
+    from envs.release_registry import MCP_ATLAS_SERVERS
     from tests.tasks.mcp_atlas.official import write_release_source
 
-    monkeypatch.setenv("MCP_ATLAS_SERVERS_DIR",
-                       os.environ.get("MCP_ATLAS_SERVERS_DIR") or str(cache_root() / "servers"))
+    monkeypatch.setenv("MCP_ATLAS_SERVERS_DIR", str(MCP_ATLAS_SERVERS.path()))
     monkeypatch.setenv("MCP_ATLAS_DATA_DIR", str(MCP_ATLAS_DATA))
     monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(write_release_source(tmp_path / "source")))
     monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))

@@ -1,16 +1,15 @@
 """τ²-bench release files: a pinned download with a cache, or a directory you point at.
 
-Resolution order: `TAU2_DATA_DIR` (a directory laid out like upstream's `data/tau2/`),
-else the cache (`$ENVFACTORY_CACHE/tau2/<release>`, default `~/.cache/envfactory`),
-downloading missing files from the upstream repository's raw files at the pinned tag.
-Policies and user-simulator guidelines are read from these files, never pasted in code.
+The files are a `PinnedRelease` (`envs.releases`): `TAU2_DATA_DIR` (a directory laid out
+like upstream's `data/tau2/`), else the cache (`cache_dir("tau2", <release>)`), fetching
+missing files from the upstream repository at the pinned commit. Policies and
+user-simulator guidelines are read from these files, never pasted in code.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import os
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,15 +17,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from envs.downloads import fetch
+from envs.releases import PinnedRelease
 
-__all__ = ["RELEASE", "RELEASE_COMMIT", "cache_dir", "data_dir", "download", "gc_paused",
-           "load_db", "load_split", "load_tasks", "read_text"]
+__all__ = ["FILES", "GUIDELINES", "RELEASE", "RELEASE_COMMIT", "REPOSITORY", "SPLITS", "TAU2",
+           "cache_dir",
+           "data_dir", "gc_paused", "load_db", "load_split", "load_tasks", "read_text"]
 
 RELEASE = "v0.2.0"
-#: the commit the tag names; source files (tool modules) are fetched at it
+#: the commit the tag names; every file of the release is fetched at it
 RELEASE_COMMIT = "f8de30c298689cbe0117d76a378e7315a17e5bd8"
-REPO_RAW = "https://raw.githubusercontent.com/sierra-research/tau2-bench"
+REPOSITORY = "sierra-research/tau2-bench"
 #: split files came after v0.2.0 upstream; they are fetched from this later tag
 SPLIT_RELEASE = "v0.2.1"
 
@@ -38,44 +38,41 @@ FILES = {
                 "tech_support_workflow_solo.md", "tasks.json", "split_tasks.json"],
 }
 GUIDELINES = ["simulation_guidelines.md", "simulation_guidelines_tools.md"]
+_OVERRIDE = "TAU2_DATA_DIR"
+_HINT = "a local copy of the release's data/tau2 folder"
+
+#: the release: data files, and the `src/` modules the tool objects are derived from
+TAU2 = PinnedRelease(
+    name="tau2", title="τ²", repository=REPOSITORY, ref=RELEASE_COMMIT, label=RELEASE,
+    files=tuple([f"domains/{domain}/{name}" for domain, names in FILES.items()
+                 for name in names] + [f"user_simulator/{name}" for name in GUIDELINES]),
+    override=_OVERRIDE, override_hint=_HINT, required="domains",
+    source_override="TAU2_SOURCE_DIR",
+    source_hint="an extracted copy of the release, or put the tool objects in "
+                "<TAU2_DATA_DIR>/tools/",
+    cache=("tau2", RELEASE), source_subdir="source", layout=(("", "data/tau2/"),),
+    description="τ²-bench tasks, databases, policies and user-simulator guidelines",
+    record=(("tau2_release", "label"), ("tau2_data_dir", "data")))
+#: the split files, from the later tag, kept beside the release's files
+SPLITS = PinnedRelease(
+    name="tau2-splits", title="τ²", repository=REPOSITORY, ref=SPLIT_RELEASE,
+    files=tuple(f"domains/{domain}/split_tasks.json" for domain in FILES),
+    override=_OVERRIDE, override_hint=_HINT, required="domains", cache=("tau2", RELEASE),
+    layout=(("", "data/tau2/"),))
 
 
 def data_dir() -> Path:
     """The root holding `domains/` and `user_simulator/`."""
-    override = os.environ.get("TAU2_DATA_DIR")
-    if override:
-        root = Path(override)
-        if not (root / "domains").is_dir():
-            raise FileNotFoundError(f"TAU2_DATA_DIR={root} has no domains/ folder")
-        return root
-    return cache_dir()
+    return TAU2.data_root()
 
 
 def cache_dir() -> Path:
     """Where downloaded and derived release files are kept (whatever `TAU2_DATA_DIR` says)."""
-    cache_root = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
-    return cache_root / "tau2" / RELEASE
+    return TAU2.cache_path
 
 
 def _path(relative: str) -> Path:
-    path = data_dir() / relative
-    if not path.exists():
-        if os.environ.get("TAU2_DATA_DIR"):
-            raise FileNotFoundError(f"{path} missing from TAU2_DATA_DIR")
-        _download(relative, path)
-    return path
-
-
-def _download(relative: str, target: Path) -> None:
-    tag = SPLIT_RELEASE if relative.endswith("split_tasks.json") else RELEASE
-    download(f"{tag}/data/tau2/{relative}", target,
-             "set TAU2_DATA_DIR to a local copy of the release's data/tau2 folder")
-
-
-def download(repo_path: str, target: Path, remedy: str) -> None:
-    """Fetch `<ref>/<path>` of the upstream repository's raw files into `target`;
-    `remedy` tells the user how to do without the network."""
-    fetch(f"{REPO_RAW}/{repo_path}", target, f"τ² file {repo_path}", remedy)
+    return (SPLITS if relative.endswith("split_tasks.json") else TAU2).path(relative)
 
 
 def read_text(relative: str) -> str:
@@ -106,7 +103,7 @@ def load_split(domain: str) -> dict[str, list[str]]:
 
 
 def version_info() -> dict[str, str]:
-    return {"tau2_release": RELEASE, "tau2_data_dir": str(data_dir())}
+    return TAU2.provenance()
 
 
 @contextmanager

@@ -68,8 +68,8 @@ _CALLS: dict[Any, Callable[..., Any]] = {Field: Field, ConfigDict: ConfigDict}
 
 
 class SourceTree:
-    """The release's `src/` files: a local extracted tree, or the cache (downloading
-    each module at the pinned commit the first time it is needed)."""
+    """The release's `src/` files: a local extracted tree, or the release's cache
+    (`data.TAU2.source_path` downloads each module at the pinned commit the first time)."""
 
     def __init__(self, root: Path, download: bool) -> None:
         self.root = root
@@ -80,17 +80,15 @@ class SourceTree:
         local = os.environ.get("TAU2_SOURCE_DIR")
         if local:
             return cls(Path(local), download=False)
-        return cls(data.cache_dir() / "source", download=True)
+        return cls(data.TAU2.source_root(), download=True)
 
     def read(self, module: str) -> str:
         relative = "src/" + module.replace(".", "/") + ".py"
+        if self.download:
+            return data.TAU2.source_text(relative)
         path = self.root / relative
         if not path.exists():
-            if not self.download:
-                raise FileNotFoundError(f"{path} missing from TAU2_SOURCE_DIR={self.root}")
-            data.download(f"{data.RELEASE_COMMIT}/{relative}", path,
-                          "set TAU2_SOURCE_DIR to an extracted copy of the release, or "
-                          "put the tool objects in <TAU2_DATA_DIR>/tools/")
+            raise FileNotFoundError(f"{path} missing from TAU2_SOURCE_DIR={self.root}")
         return path.read_text(encoding="utf-8")
 
 

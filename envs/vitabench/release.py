@@ -13,25 +13,26 @@ Two kinds of file, each with an override:
   description tables (`src/vita/domains/*/tools_schema.py`,
   `src/vita/environment/toolkit_schema.py`), read as data, never executed.
 
-Without an override, files live in `$ENVFACTORY_CACHE/vitabench/<revision>/` (default
-`~/.cache/envfactory`) and missing ones are fetched from GitHub at the revision's commit.
-A revision is a name for an upstream commit (`REVISIONS`); `-T revision=` picks one, and
-every log records the revision, its commit and where the files came from.
+Without an override, files live in `cache_dir("vitabench", <revision>)` and missing ones
+are fetched from GitHub at the revision's commit: each revision is a `PinnedRelease`
+(`envs.releases`). A revision is a name for an upstream commit (`REVISIONS`);
+`-T revision=` picks one, and every log records the revision, its commit and where the
+files came from.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from envs.downloads import fetch
+from envs.releases import PinnedRelease, ReleaseStatus
 
-__all__ = ["DEFAULT_REVISION", "LANGUAGES", "REVISIONS", "TASK_SETS", "Language", "Release",
+__all__ = ["DEFAULT_REVISION", "LANGUAGES", "REPOSITORY", "REVISIONS", "TASK_SETS", "Language",
+           "Release",
            "Revision", "release"]
 
-REPO_RAW = "https://raw.githubusercontent.com/meituan-longcat/vitabench"
+REPOSITORY = "meituan-longcat/vitabench"
 
 Language = Literal["zh", "en"]
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
@@ -78,33 +79,37 @@ class Release:
     revision: Revision
 
     @property
+    def pinned(self) -> PinnedRelease:
+        """The revision as a pinned release (data files, source files, provenance)."""
+        return PinnedRelease(
+            name=f"vitabench-{self.revision.name}", title="VitaBench", repository=REPOSITORY,
+            ref=self.revision.commit, label=self.revision.name,
+            files=tuple([f"domains/{folder}/{name}" for folder in TASK_SETS.values()
+                         for name in ("tasks.json", "tasks_en.json")]
+                        + [f"prompts/{name}.yaml" for name in PROMPTS]),
+            override="VITABENCH_DATA_DIR",
+            override_hint="a folder laid out like domains/<set>/tasks[_en].json, "
+                          "prompts/*.yaml, models.yaml",
+            source_override="VITABENCH_SOURCE_DIR",
+            source_hint="an extracted release tree (the folder holding src/vita)",
+            cache=("vitabench", self.revision.name),
+            # tasks under data/vita/, prompts/*.yaml and models.yaml under src/vita/
+            layout=(("domains/", "data/vita/domains/"), ("", "src/vita/")),
+            description=self.revision.description,
+            record=(("vitabench_revision", "label"), ("vitabench_commit", "ref"),
+                    ("vitabench_data", "data"), ("vitabench_source", "source")))
+
+    @property
     def cache(self) -> Path:
-        root = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
-        return root / "vitabench" / self.revision.name
+        return self.pinned.cache_path
 
     def data_path(self, relative: str) -> Path:
         """A data file (`domains/...`, `prompts/...`, `models.yaml`), fetched if needed."""
-        override = os.environ.get("VITABENCH_DATA_DIR")
-        if override:
-            path = Path(override) / relative
-            if not path.is_file():
-                raise FileNotFoundError(f"{path} missing from VITABENCH_DATA_DIR={override}")
-            return path
-        return self._cached(relative, _upstream_data_path(relative),
-                            "set VITABENCH_DATA_DIR to a folder laid out like "
-                            "domains/<set>/tasks[_en].json, prompts/*.yaml, models.yaml")
+        return self.pinned.path(relative)
 
     def source_text(self, relative: str) -> str:
         """A release source file (`src/vita/...`), read as text."""
-        override = os.environ.get("VITABENCH_SOURCE_DIR")
-        if override:
-            path = Path(override) / relative
-            if not path.is_file():
-                raise FileNotFoundError(f"{path} missing from VITABENCH_SOURCE_DIR={override}")
-            return path.read_text(encoding="utf-8")
-        return self._cached(relative, relative,
-                            "set VITABENCH_SOURCE_DIR to an extracted release tree "
-                            "(the folder holding src/vita)").read_text(encoding="utf-8")
+        return self.pinned.source_text(relative)
 
     def tasks_path(self, task_set: str, language: Language) -> Path:
         if task_set not in TASK_SETS:
@@ -115,35 +120,12 @@ class Release:
 
     def provenance(self) -> dict[str, str]:
         """What every log records about where the benchmark's files came from."""
-        return {"vitabench_revision": self.revision.name,
-                "vitabench_commit": self.revision.commit,
-                "vitabench_data": os.environ.get("VITABENCH_DATA_DIR") or str(self.cache),
-                "vitabench_source": os.environ.get("VITABENCH_SOURCE_DIR") or str(self.cache)}
+        return self.pinned.provenance()
 
-    def local_status(self) -> tuple[Path, list[str], list[str]]:
+    def local_status(self) -> ReleaseStatus:
         """Where data files are looked up, and which of the task files and prompt
         templates are there and which are not (nothing is downloaded)."""
-        override = os.environ.get("VITABENCH_DATA_DIR")
-        root = Path(override) if override else self.cache
-        needed = [f"domains/{folder}/{name}" for folder in TASK_SETS.values()
-                  for name in ("tasks.json", "tasks_en.json")]
-        needed += [f"prompts/{name}.yaml" for name in PROMPTS]
-        present = [r for r in needed if (root / r).is_file()]
-        return root, present, [r for r in needed if r not in present]
-
-    def _cached(self, relative: str, upstream: str, remedy: str) -> Path:
-        path = self.cache / relative
-        if not path.is_file():
-            fetch(f"{REPO_RAW}/{self.revision.commit}/{upstream}", path,
-                  f"VitaBench file {upstream}", remedy)
-        return path
-
-
-def _upstream_data_path(relative: str) -> str:
-    """Where a data file lives in upstream's repository."""
-    if relative.startswith("domains/"):
-        return f"data/vita/{relative}"
-    return f"src/vita/{relative}"  # prompts/*.yaml, models.yaml
+        return self.pinned.local_status()
 
 
 def release(revision: str = DEFAULT_REVISION) -> Release:

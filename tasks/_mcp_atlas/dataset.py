@@ -1,10 +1,12 @@
 """MCP-Atlas tasks: the public split from the Hub, or a local copy, as typed records.
 
-The public split is the Hub dataset `ScaleAI/MCP-Atlas` (500 tasks). It is fetched with
-`huggingface_hub.snapshot_download` (the Hub's cache, so a second run and an offline run
-with `HF_HUB_OFFLINE=1` read the same files) and read with `datasets`; the snapshot's
-folder name is the commit, which every log records. A local copy — the 10 public sample
-tasks, a downloaded snapshot, a private split — is chosen with `MCP_ATLAS_TASKS` or
+The public split is the Hub dataset `ScaleAI/MCP-Atlas` (500 tasks) at the pinned commit
+`HUB_REVISION` (`-T revision=` names another; a branch such as `main` is refused, since it
+moves). It is fetched through `envs.releases.hub_snapshot` (the Hub's cache, so a second
+run and an offline run with `HF_HUB_OFFLINE=1` read the same files; transient errors
+retried) and read with `datasets`; the snapshot's commit is what every log records. A
+local copy — the 10 public sample tasks, a downloaded snapshot, a private split — is
+chosen with `MCP_ATLAS_TASKS` or
 `-T data_dir=`: a file (`.csv`, `.parquet`, `.jsonl`/`.json`) or a folder holding such
 files; its record is a digest of the files.
 
@@ -28,12 +30,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envs.releases import hub_snapshot
 from tasks._mcp_atlas.release import DATA_FILES, Release, release
 
-__all__ = ["HUB_DATASET", "AtlasTask", "TaskSource", "load_tasks", "server_of",
+__all__ = ["HUB_DATASET", "HUB_REVISION", "AtlasTask", "TaskSource", "load_tasks", "server_of",
            "cacheable_servers", "tool_name_mappings"]
 
 HUB_DATASET = "ScaleAI/MCP-Atlas"
+#: the dataset's commit: the one other public harnesses pin for the 500-task split
+#: (`MCP-Atlas.parquet`, sha256 2d7bc052f14c...); a new commit is a new data version
+HUB_REVISION = "8c563b55d7c967755f474299848049834d624617"
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "json", ".json": "json"}
 #: what the release ships under /data/repos (the other names there are git clones)
 SHIPPED_REPOS = frozenset(Path(f).parts[1] for f in DATA_FILES if f.startswith("repos/"))
@@ -148,15 +154,16 @@ def _digest(files: Sequence[Path]) -> str:
 
 
 def _hub_snapshot(revision: str) -> Path:
-    from huggingface_hub import snapshot_download
-
     try:
-        return Path(snapshot_download(HUB_DATASET, repo_type="dataset", revision=revision))
+        folder, _commit = hub_snapshot(HUB_DATASET, revision, option="-T revision=")
+    except ValueError:
+        raise
     except Exception as e:  # noqa: BLE001 - offline, gated, missing: one clear message
         raise FileNotFoundError(
             f"cannot fetch the Hub dataset {HUB_DATASET}@{revision} ({e}); set "
             "MCP_ATLAS_TASKS (or -T data_dir=) to a local copy: a CSV/parquet/JSONL file "
             "or a folder of them") from e
+    return folder
 
 
 def _rows(files: Sequence[Path]) -> list[dict[str, Any]]:
@@ -206,7 +213,7 @@ def _task(row: Mapping[str, Any], where: str) -> AtlasTask:
 
 
 def load_tasks(data_dir: str | None = None,
-               revision: str = "main") -> tuple[list[AtlasTask], TaskSource]:
+               revision: str = HUB_REVISION) -> tuple[list[AtlasTask], TaskSource]:
     """The tasks, and where they came from. `data_dir` (or `MCP_ATLAS_TASKS`) is a local
     copy; otherwise the Hub dataset at `revision`."""
     local = data_dir or os.environ.get("MCP_ATLAS_TASKS")

@@ -48,7 +48,8 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from tasks._mcp_atlas.release import cache_root, release
+from envs.release_registry import MCP_ATLAS_SERVERS
+from tasks._mcp_atlas.release import release
 
 __all__ = [
     "OFFLINE",
@@ -200,9 +201,8 @@ def template(name: str) -> ServerTemplate:
 # --- where things are installed -------------------------------------------------------
 
 def servers_dir() -> Path:
-    """`MCP_ATLAS_SERVERS_DIR`, else `<cache_root()>/servers`."""
-    override = os.environ.get("MCP_ATLAS_SERVERS_DIR")
-    return Path(override) if override else cache_root() / "servers"
+    """`MCP_ATLAS_SERVERS_DIR`, else `cache_dir("mcp_atlas", "servers")`."""
+    return MCP_ATLAS_SERVERS.path()
 
 
 def repos_dir() -> Path:

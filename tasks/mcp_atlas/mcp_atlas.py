@@ -14,9 +14,10 @@ iff coverage >= 0.75.
 
 Options: `subset` (offline: tasks needing only keyless local servers; available: what
 can run on this machine; all), `data_dir` (a local copy of the tasks instead of the Hub
-dataset `ScaleAI/MCP-Atlas`; also `MCP_ATLAS_TASKS`), `revision` (of the Hub dataset),
-`max_tool_calls` (100), `tool_timeout` (60). Tasks of the subset that cannot run here are
-skipped with their reasons (`mcp_atlas_skipped` in the log), never scored 0. Metrics:
+dataset `ScaleAI/MCP-Atlas`; also `MCP_ATLAS_TASKS`), `revision` (a commit of the Hub
+dataset; default the pinned one), `max_tool_calls` (100), `tool_timeout` (60). Tasks of
+the subset that cannot run here are skipped with their reasons (`mcp_atlas_skipped` in
+the log), never scored 0. Metrics:
 pass@0.75, pass@0.5, mean coverage. The release commit, the dataset's revision, the
 servers' pinned packages and the judge model are in every log.
 """
@@ -26,7 +27,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from harness import task_options
 from tasks._mcp_atlas.agent import MAX_TOOL_CALLS, TOOL_TIMEOUT, atlas_solver
-from tasks._mcp_atlas.dataset import AtlasTask, load_tasks
+from tasks._mcp_atlas.dataset import HUB_REVISION, AtlasTask, load_tasks
 from tasks._mcp_atlas.release import release
 from tasks._mcp_atlas.scoring import mcp_atlas_scorer
 from tasks._mcp_atlas.selection import SUBSETS, Subset, select
@@ -40,7 +41,8 @@ def _sample(t: AtlasTask, servers: list[str]) -> Sample:
 
 
 @task
-def mcp_atlas(subset: str = "offline", data_dir: str | None = None, revision: str = "main",
+def mcp_atlas(subset: str = "offline", data_dir: str | None = None,
+              revision: str = HUB_REVISION,
               max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOOL_TIMEOUT) -> Task:
     """MCP-Atlas public tasks whose servers can run here (see the module docstring)."""
     task_options.one_of("subset", subset, SUBSETS)

@@ -79,9 +79,9 @@ def test_sources_are_downloaded_at_the_pinned_commit(
         fresh_cache: Path, tau2_data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     mirror = tmp_path / "mirror"
-    shutil.copytree(SOURCE / "src", mirror / data.RELEASE_COMMIT / "src")
+    shutil.copytree(SOURCE / "src", mirror / data.REPOSITORY / data.RELEASE_COMMIT / "src")
     monkeypatch.delenv("TAU2_SOURCE_DIR", raising=False)
-    monkeypatch.setattr(data, "REPO_RAW", mirror.as_uri())
+    monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", mirror.as_uri())
     assert list(official_tools("telecom_user")) == recorded(tau2_data_dir, "telecom_user")
     fetched = sorted(p.relative_to(fresh_cache / "source").as_posix()
                      for p in (fresh_cache / "source").rglob("*.py"))
@@ -93,7 +93,7 @@ def test_sources_are_downloaded_at_the_pinned_commit(
 def test_without_sources_or_network_the_error_says_what_to_set(
         fresh_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAU2_SOURCE_DIR", raising=False)
-    monkeypatch.setattr(data, "REPO_RAW", (tmp_path / "no-mirror").as_uri())
+    monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", (tmp_path / "no-mirror").as_uri())
     with pytest.raises(FileNotFoundError, match="set TAU2_SOURCE_DIR"):
         official_tools("retail")
     with pytest.raises(ValueError, match="unknown τ² toolkit 'bank'"):

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.vitabench import release as release_module
-from envs.vitabench.release import REVISIONS, release
+from envs.vitabench.release import REPOSITORY, REVISIONS, release
 from tests.shared_data import VITABENCH_DATA, needs_vitabench
 
 COMMIT = REVISIONS["2025-11"].commit
@@ -18,15 +17,17 @@ COMMIT = REVISIONS["2025-11"].commit
 
 @pytest.fixture
 def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake upstream: `<root>/<commit>/data/vita/domains/...`, `src/vita/prompts/...`."""
-    root = tmp_path / "upstream"
+    """A fake raw.githubusercontent.com: `<root>/<repository>/<commit>/data/vita/domains/...`,
+    `.../src/vita/prompts/...`."""
+    mirror = tmp_path / "upstream"
+    root = mirror / REPOSITORY
     domains = root / COMMIT / "data" / "vita" / "domains" / "delivery"
     domains.mkdir(parents=True)
     (domains / "tasks_en.json").write_text(json.dumps([{"id": "T1"}]))
     prompts = root / COMMIT / "src" / "vita" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "agent_system_prompt.yaml").write_text("english: 'time {time}'\n")
-    monkeypatch.setattr(release_module, "REPO_RAW", root.as_uri())
+    monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", mirror.as_uri())
     monkeypatch.delenv("VITABENCH_DATA_DIR", raising=False)
     monkeypatch.delenv("VITABENCH_SOURCE_DIR", raising=False)
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
@@ -79,12 +80,13 @@ def test_provenance_names_revision_commit_and_origin(monkeypatch: pytest.MonkeyP
 @needs_vitabench
 def test_local_status_lists_what_a_folder_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VITABENCH_DATA_DIR", str(VITABENCH_DATA))
-    root, present, missing = release().local_status()
-    assert root == VITABENCH_DATA
+    status = release().local_status()
+    assert status.where == str(VITABENCH_DATA)
+    assert status.override == "VITABENCH_DATA_DIR" and status.problem
     # the snapshot has delivery zh/en and instore en, and the prompts
-    assert "domains/delivery/tasks.json" in present
-    assert "domains/instore/tasks_en.json" in present
-    assert "prompts/sliding_window_eval_template.yaml" in present
-    assert set(missing) == {"domains/instore/tasks.json", "domains/ota/tasks.json",
+    assert "domains/delivery/tasks.json" in status.present
+    assert "domains/instore/tasks_en.json" in status.present
+    assert "prompts/sliding_window_eval_template.yaml" in status.present
+    assert set(status.missing) == {"domains/instore/tasks.json", "domains/ota/tasks.json",
                             "domains/ota/tasks_en.json", "domains/cross_domain/tasks.json",
                             "domains/cross_domain/tasks_en.json"}

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks._mcp_atlas.dataset import HUB_DATASET, AtlasTask, load_tasks, tool_name_mappings
+from tasks._mcp_atlas.dataset import (
+    HUB_DATASET,
+    HUB_REVISION,
+    AtlasTask,
+    load_tasks,
+    tool_name_mappings,
+)
 from tasks._mcp_atlas.release import release
 from tests.shared_data import MCP_ATLAS_DATA, needs_mcp_atlas
 
@@ -64,16 +70,15 @@ def test_a_folder_of_task_files_and_bad_rows(tmp_path: Path) -> None:
 
 def test_the_hub_snapshot_is_read_from_the_hub_cache_offline(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The download path for real: `snapshot_download` with `HF_HUB_OFFLINE=1` finds a
-    snapshot in the Hub cache layout, and its commit is the recorded revision."""
+    """The download path for real: `snapshot_download` with `HF_HUB_OFFLINE=1` finds the
+    pinned commit's snapshot in the Hub cache layout, and its commit is the recorded
+    revision."""
     monkeypatch.delenv("MCP_ATLAS_TASKS")
-    commit = "0123456789abcdef0123456789abcdef01234567"
+    commit = HUB_REVISION
     repo = tmp_path / "hub" / f"datasets--{HUB_DATASET.replace('/', '--')}"
     snapshot = repo / "snapshots" / commit / "data"
     snapshot.mkdir(parents=True)
     shutil.copy(SAMPLE, snapshot / "train.csv")
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import huggingface_hub.constants as constants
@@ -84,6 +89,13 @@ def test_the_hub_snapshot_is_read_from_the_hub_cache_offline(
     assert len(tasks) == 10
     assert source.revision == commit and source.origin == f"hf://datasets/{HUB_DATASET}"
     assert source.files == ["data/train.csv"]
+
+
+def test_a_moving_hub_revision_is_refused_naming_the_option(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCP_ATLAS_TASKS")
+    with pytest.raises(ValueError, match=r"pinned commit .* not 'main'; set -T revision="):
+        load_tasks(revision="main")
 
 
 def test_without_a_local_copy_or_the_hub_the_error_says_what_to_set(

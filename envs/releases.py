@@ -1,0 +1,307 @@
+"""Pinned upstream releases and the one cache folder, as one mechanism.
+
+A benchmark is faithful only to a fixed upstream: τ²'s tasks and policies, VitaBench's
+prompts, MCP-Atlas's server template, the EnvFactory release's environments. Each such
+release is a `PinnedRelease`: a GitHub repository at a commit (or tag), the files a run
+reads, and an environment variable that points at a local copy instead. Its files resolve
+the same way everywhere: the override folder if the variable is set (used as is; a missing
+file is an error that names the variable), else the cache, downloading a missing file from
+the repository at the pinned ref through the one downloader (`envs.downloads.fetch`). What
+every log records about the files (`provenance()`) and what `envfactory doctor` reports
+(`local_status()`, which downloads nothing) come from the same object, so they cannot
+disagree with what a run reads.
+
+Everything the project keeps on disk between runs lives under `cache_dir(...)`, which
+honours `ENVFACTORY_CACHE` (default `~/.cache/envfactory`); folders a user may move on
+their own (local models, generated environments, BFCL's project root) are `CacheFolder`s
+whose override variable wins over the cache.
+
+Hub reads (`hub_snapshot`) require a commit: the Hub's branches move, and a benchmark's
+numbers must name the data they came from.
+
+`envs.release_registry` lists every release and cache folder (what `doctor` iterates).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from envs.downloads import fetch
+
+__all__ = ["CACHE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease", "ReleaseStatus",
+           "cache_dir", "hub_snapshot"]
+
+#: where everything cached lives (default `~/.cache/envfactory`)
+CACHE_VAR = "ENVFACTORY_CACHE"
+#: a mirror of raw.githubusercontent.com (`<base>/<owner>/<name>/<ref>/<path>`); tests
+#: point it at a `file://` folder
+GITHUB_RAW_VAR = "ENVFACTORY_GITHUB_RAW"
+_GITHUB_RAW = "https://raw.githubusercontent.com"
+
+logger = logging.getLogger(__name__)
+
+
+def cache_dir(*parts: str) -> Path:
+    """`$ENVFACTORY_CACHE/<parts...>` (default `~/.cache/envfactory/<parts...>`); created
+    by whoever writes into it, not here."""
+    configured = os.environ.get(CACHE_VAR)
+    root = Path(configured).expanduser() if configured else Path.home() / ".cache" / "envfactory"
+    return root.joinpath(*parts)
+
+
+class ReleaseStatus(BaseModel):
+    """What is on this machine for one release or cache folder (nothing is downloaded)."""
+
+    name: str
+    #: the folder looked in
+    where: str
+    #: the override variable when it is set (then the folder is the user's, used as is)
+    override: str | None = None
+    present: list[str]
+    missing: list[str]
+    #: whether a missing file is fetched when a run first needs it
+    fetched_on_use: bool
+
+    @property
+    def state(self) -> Literal["present", "partial", "absent"]:
+        if not self.missing:
+            return "present"
+        return "partial" if self.present else "absent"
+
+    @property
+    def problem(self) -> bool:
+        """Missing files nothing will fetch: a run that needs them fails naming the file."""
+        return bool(self.missing) and not self.fetched_on_use
+
+
+#: the fields a release's provenance may record
+Field = Literal["label", "ref", "repository", "data", "source"]
+
+
+@dataclass(frozen=True)
+class PinnedRelease:
+    """One upstream repository at one commit or tag, and the files the project reads."""
+
+    #: registry key (`tau2`, `vitabench-2025-11`, ...)
+    name: str
+    #: how messages name it (`τ²`, `VitaBench`, ...)
+    title: str
+    #: GitHub `owner/name`
+    repository: str
+    #: the commit (or tag) every file is fetched at
+    ref: str
+    #: the data files a run reads, relative to the data root (what `local_status` counts)
+    files: tuple[str, ...] = ()
+    #: folders a run reads whole (cannot be fetched file by file: they need the override)
+    folders: tuple[str, ...] = ()
+    #: the variable naming a local data root, and what that folder must look like
+    override: str | None = None
+    override_hint: str = "a local copy of the release"
+    #: the variable naming a local source tree (source files read as data), and its hint
+    source_override: str | None = None
+    source_hint: str = "a checkout of the repository"
+    #: a folder an override must hold to be taken for a release at all
+    required: str | None = None
+    #: cache subfolder (default `<name>/<ref>`); source files go under `source_subdir`
+    cache: tuple[str, ...] = ()
+    source_subdir: str = ""
+    #: (local prefix, upstream prefix): where a data file lives in the repository; the
+    #: first matching prefix wins, no match means the same path
+    layout: tuple[tuple[str, str], ...] = ()
+    #: a human name of the ref (a tag, a revision name)
+    label: str = ""
+    description: str = ""
+    #: provenance key -> field, in the order logs record them
+    record: tuple[tuple[str, Field], ...] = field(default=())
+
+    # --- where things are -------------------------------------------------------------
+
+    @property
+    def cache_path(self) -> Path:
+        return cache_dir(*(self.cache or (self.name, self.ref)))
+
+    def data_root(self) -> Path:
+        """The override folder (checked for `required`) or the cache."""
+        configured = os.environ.get(self.override) if self.override else None
+        if not configured:
+            return self.cache_path
+        root = Path(configured).expanduser()
+        if self.required and not (root / self.required).is_dir():
+            raise FileNotFoundError(f"{self.override}={root} has no {self.required}/ folder")
+        return root
+
+    def source_root(self) -> Path:
+        configured = os.environ.get(self.source_override) if self.source_override else None
+        if configured:
+            return Path(configured).expanduser()
+        return self.cache_path / self.source_subdir if self.source_subdir else self.cache_path
+
+    def upstream_path(self, relative: str) -> str:
+        """Where data file `relative` lives in the repository."""
+        for local, upstream in self.layout:
+            if relative.startswith(local):
+                return upstream + relative[len(local):]
+        return relative
+
+    def url(self, upstream: str) -> str:
+        base = os.environ.get(GITHUB_RAW_VAR) or _GITHUB_RAW
+        return f"{base.rstrip('/')}/{self.repository}/{self.ref}/{urllib.parse.quote(upstream)}"
+
+    # --- reading ----------------------------------------------------------------------
+
+    def path(self, relative: str) -> Path:
+        """Data file `relative`: from the override (which must hold it), else the cache,
+        fetched at the pinned ref the first time."""
+        if self.override and os.environ.get(self.override):
+            path = self.data_root() / relative
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"{path} missing from {self.override}={os.environ[self.override]}")
+            return path
+        path = self.cache_path / relative
+        if not path.is_file():
+            remedy = (f"set {self.override} to {self.override_hint}" if self.override
+                      else "check the network")
+            self._fetch(self.upstream_path(relative), path, remedy)
+        return path
+
+    def text(self, relative: str) -> str:
+        return self.path(relative).read_text(encoding="utf-8")
+
+    def source_path(self, relative: str) -> Path:
+        """A repository file read as data (`relative` is its path in the repository)."""
+        configured = os.environ.get(self.source_override) if self.source_override else None
+        path = self.source_root() / relative
+        if configured:
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} missing from {self.source_override}={configured}")
+            return path
+        if not path.is_file():
+            remedy = (f"set {self.source_override} to {self.source_hint}" if self.source_override
+                      else "check the network")
+            self._fetch(relative, path, remedy)
+        return path
+
+    def source_text(self, relative: str) -> str:
+        return self.source_path(relative).read_text(encoding="utf-8")
+
+    def _fetch(self, upstream: str, target: Path, remedy: str) -> None:
+        fetch(self.url(upstream), target, f"{self.title} file {upstream}", remedy)
+
+    # --- reporting --------------------------------------------------------------------
+
+    def provenance(self) -> dict[str, str]:
+        """What every log records about where the release's files came from."""
+        values: dict[Field, Callable[[], str]] = {
+            "label": lambda: self.label or self.ref, "ref": lambda: self.ref,
+            "repository": lambda: self.repository, "data": lambda: str(self.data_root()),
+            "source": lambda: str(self.source_root())}
+        record = self.record or ((f"{self.name}_commit", "ref"), (f"{self.name}_data", "data"))
+        return {key: values[what]() for key, what in record}
+
+    def local_status(self) -> ReleaseStatus:
+        """Which of the release's files and folders are where a run would look."""
+        override = self.override if self.override and os.environ.get(self.override) else None
+        root = Path(os.environ[override]).expanduser() if override else self.cache_path
+        needed = [*self.files, *(f + "/" for f in self.folders)]
+        if override and self.required and not (root / self.required).is_dir():
+            needed = [self.required + "/", *needed]
+        present = [r for r in needed if _exists(root / r, folder=r.endswith("/"))]
+        missing = [r for r in needed if r not in present]
+        # files download one by one; a whole folder needs the override
+        fetched = override is None and not any(r.endswith("/") for r in missing)
+        return ReleaseStatus(name=self.name, where=str(root), override=override,
+                             present=present, missing=missing, fetched_on_use=fetched)
+
+
+def _exists(path: Path, *, folder: bool) -> bool:
+    return path.is_dir() if folder else path.is_file()
+
+
+@dataclass(frozen=True)
+class CacheFolder:
+    """A folder the project writes and reads back (indexes, models, environments): under
+    the cache unless its override variable (if it has one) names another place."""
+
+    name: str
+    parts: tuple[str, ...]
+    override: str | None = None
+    description: str = ""
+
+    def path(self) -> Path:
+        configured = os.environ.get(self.override) if self.override else None
+        return Path(configured).expanduser() if configured else cache_dir(*self.parts)
+
+    def local_status(self) -> ReleaseStatus:
+        root = self.path()
+        override = self.override if self.override and os.environ.get(self.override) else None
+        entries = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+        return ReleaseStatus(name=self.name, where=str(root), override=override,
+                             present=entries, missing=[] if root.is_dir() else [root.name + "/"],
+                             fetched_on_use=True)
+
+
+# --- the Hub --------------------------------------------------------------------------
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+#: Hub client errors worth a second try (the client itself raises these for 5xx/429 and
+#: dropped connections); anything else (a missing repo, a gated one, offline and not
+#: cached) is permanent
+_HUB_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _hub_transient(error: Exception) -> bool:
+    response = getattr(error, "response", None)
+    status = getattr(response, "status_code", None)
+    if status is not None:
+        return status in _HUB_TRANSIENT_STATUS
+    name = type(error).__name__
+    return (isinstance(error, (ConnectionError, TimeoutError))
+            or name in {"ConnectError", "ReadTimeout", "ConnectTimeout", "RemoteProtocolError"})
+
+
+def hub_snapshot(repo_id: str, revision: str | None, *, option: str,
+                 repo_type: Literal["dataset", "model"] = "dataset",
+                 allow_patterns: Sequence[str] | None = None,
+                 attempts: int = 3, backoff: float = 2.0) -> tuple[Path, str]:
+    """The local folder of `repo_id` at `revision` (the Hub's cache, so a second read and
+    an offline one with `HF_HUB_OFFLINE=1` see the same files) and the commit it holds.
+
+    `revision` must be a full commit: a branch (`main`) would read whatever was pushed
+    last, and the log could not say which data produced a number. `option` names the
+    setting that picks another commit, for the error. Transient failures are retried."""
+    if revision is None or not _COMMIT.fullmatch(revision):
+        raise ValueError(f"the Hub {repo_type} {repo_id} must be read at a pinned commit "
+                         f"(40 hex digits), not {revision!r}; set {option} to one")
+    from huggingface_hub import constants, snapshot_download
+
+    def download() -> Path:
+        # offline, a commit is looked up in the cache alone (the client would otherwise
+        # still ask the Hub for the commit's file list)
+        return Path(snapshot_download(
+            repo_id, repo_type=repo_type, revision=revision,
+            allow_patterns=list(allow_patterns) if allow_patterns else None,
+            local_files_only=bool(constants.HF_HUB_OFFLINE)))
+
+    for attempt in range(1, attempts):
+        try:
+            folder = download()
+            break
+        except Exception as e:  # noqa: BLE001 - the client's errors share no base class
+            if not _hub_transient(e):
+                raise
+            time.sleep(backoff * attempt)
+    else:
+        folder = download()  # the last try: its error is the caller's
+    logger.info("Hub %s %s at commit %s: %s", repo_type, repo_id, folder.name, folder)
+    return folder, folder.name
