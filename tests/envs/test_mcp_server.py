@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from testkit.waiting import wait_until
 
 ENVFACTORY = str(Path(sys.executable).parent / "envfactory")
 LEDGER = "tests.envs.ledger:Ledger"
@@ -130,6 +133,12 @@ class HttpServer:
     def log(self) -> str:
         return self.stderr.read_text()
 
+    def client_connections(self) -> list[Any]:
+        """The server's open TCP connections but its listening socket: none once it has
+        finished with every request (closing a connection is a handler's last act)."""
+        return [c for c in psutil.Process(self.proc.pid).net_connections(kind="tcp")
+                if c.status != psutil.CONN_LISTEN]
+
     def post(self, body: bytes | Iterator[bytes], **headers: str) -> httpx.Response:
         return httpx.post(self.url + "/", content=body, timeout=30,
                           headers={"Content-Type": "application/json",
@@ -208,7 +217,7 @@ def test_http_bad_requests_get_jsonrpc_errors(http_server: Callable[..., HttpSer
     server.post(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', **session)
     bad_params = server.post(jsonrpc("tools/call", {"nome": "x"}), **session)
     assert '"code":-32602' in bad_params.text
-    time.sleep(0.2)
+    wait_until(lambda: server.log().endswith("\n"), what="the warning line in the log")
     assert server.log().startswith("WARNING:root:Failed to validate request: ")
     assert server.log().count("\n") == 1
 
@@ -239,6 +248,7 @@ async def test_http_normal_disconnects_log_nothing(
             await session.initialize()
             assert (await session.list_tools()).tools
             assert not (await session.call_tool("open_account", {"owner": "ada"})).isError
-    time.sleep(0.5)
+    wait_until(lambda: not server.client_connections(),
+               what="the server to close every client connection")
     server.stop()
     assert server.log() == ""  # was a 10-line ClosedResourceError traceback per session
