@@ -22,8 +22,16 @@ from inspect_ai.model import (
 from envs import registry
 from envs.base import StateError
 from harness.trajectory import Call
-from synthesis.querygen import prompts
-from synthesis.querygen.prompts import parse_tags
+from synthesis.querygen.prompts import (
+    JUDGE,
+    PLANNER,
+    QUERY,
+    REFINE,
+    SELECTOR,
+    STATE_WRITER,
+    STEP_FILTER,
+    parse_tags,
+)
 
 __all__ = ["AgentError", "ask", "filter_steps", "judge", "plan", "refine", "select",
            "tags_only", "write_query", "write_state"]
@@ -69,7 +77,7 @@ def _services(envs: list[str]) -> str:
 async def plan(model: Model, envs: list[str], capabilities: list[str],
                retries: int) -> tuple[str, str]:
     """(persona, scenario) for a chain: the planner sees tool descriptions, never names."""
-    prompt = prompts.PLANNER.format(services=_services(envs),
+    prompt = PLANNER.format(services=_services(envs),
                                     capabilities="\n".join(f"- {c}" for c in capabilities))
     tags = await ask(model, "planner", prompt, ["persona", "scenario"], retries,
                      tags_only)
@@ -81,7 +89,7 @@ async def write_state(model: Model, env: str, scenario: str, default: dict[str, 
     """An LLM-written state for `env`, validated by the env's own State model."""
     cls = type(registry.create(env))
     schema = json.dumps(cls.State.model_json_schema(), ensure_ascii=False)
-    prompt = prompts.STATE_WRITER.format(env=env, scenario=scenario, schema=schema,
+    prompt = STATE_WRITER.format(env=env, scenario=scenario, schema=schema,
                                          default=json.dumps(default, ensure_ascii=False))
 
     def valid(tags: dict[str, str]) -> dict[str, Any]:
@@ -97,7 +105,7 @@ async def write_state(model: Model, env: str, scenario: str, default: dict[str, 
 async def write_query(model: Model, *, persona: str, scenario: str, history: str,
                       state: dict[str, Any], tools: str, retries: int) -> tuple[str, str]:
     """(intent, query) for one turn."""
-    prompt = prompts.QUERY.format(persona=persona, scenario=scenario, history=history or "(none)",
+    prompt = QUERY.format(persona=persona, scenario=scenario, history=history or "(none)",
                                   state=json.dumps(state, ensure_ascii=False), tools=tools)
     tags = await ask(model, "query generator", prompt, ["intent", "query"], retries,
                      tags_only)
@@ -107,7 +115,7 @@ async def write_query(model: Model, *, persona: str, scenario: str, history: str
 async def refine(model: Model, query: str, history: str, retries: int
                  ) -> tuple[str, list[str]]:
     """(refined query, patterns applied), patterns among the four known names."""
-    prompt = prompts.REFINE.format(query=query, history=history or "(none)")
+    prompt = REFINE.format(query=query, history=history or "(none)")
 
     def known(tags: dict[str, str]) -> tuple[str, list[str]]:
         names = [p.strip() for p in tags["patterns"].split(",") if p.strip()]
@@ -128,7 +136,7 @@ async def select(model: Model, query: str, candidates: list[str], retries: int) 
     if len(candidates) == 1:
         return 0
     shown = "\n\n".join(f"Solution {i + 1}:\n{c}" for i, c in enumerate(candidates))
-    prompt = prompts.SELECTOR.format(query=query, candidates=shown)
+    prompt = SELECTOR.format(query=query, candidates=shown)
 
     def in_range(tags: dict[str, str]) -> int:
         try:
@@ -147,7 +155,7 @@ async def filter_steps(model: Model, query: str, calls: list[Call], retries: int
     """(keep the turn?, masked argument names per call)."""
     shown = "\n".join(f"{i + 1}. {c.qualified_name}({json.dumps(c.arguments, ensure_ascii=False)})"
                       for i, c in enumerate(calls))
-    prompt = prompts.STEP_FILTER.format(query=query, calls=shown)
+    prompt = STEP_FILTER.format(query=query, calls=shown)
 
     def parsed(tags: dict[str, str]) -> tuple[bool, list[list[str]]]:
         keep = tags["keep"].strip().lower()
@@ -174,7 +182,7 @@ async def filter_steps(model: Model, query: str, calls: list[Call], retries: int
 
 async def judge(model: Model, intent: str, conversation: str, retries: int) -> tuple[bool, str]:
     """(passed, reason) for one conversational turn."""
-    prompt = prompts.JUDGE.format(intent=intent, conversation=conversation)
+    prompt = JUDGE.format(intent=intent, conversation=conversation)
 
     def verdict(tags: dict[str, str]) -> tuple[bool, str]:
         v = tags["verdict"].strip().lower()

@@ -25,11 +25,11 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall
 from pydantic import BaseModel, ConfigDict
 
+import synthesis.querygen.agents as agents
 from envs import registry
 from envs.world import World
 from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
 from synthesis.chain import ToolChain
-from synthesis.querygen import agents
 from synthesis.querygen.agents import AgentError
 from synthesis.querygen.config import QueryGenConfig
 from synthesis.querygen.prompts import USER_SIMULATOR, USER_STOP
