@@ -19,7 +19,6 @@ import hashlib
 import importlib.util
 import itertools
 import json
-import os
 import re
 import shutil
 import sys
@@ -33,11 +32,12 @@ from pydantic_core import to_jsonable_python
 
 from envs.base import Environment, ToolSpec
 from envs.envfactory_format import EnvFactoryFormatEnvironment, FormatError
+from envs.release_registry import GENERATED_ENVS, GENERATED_ENVS_VAR
 
 __all__ = ["ENV_VAR", "PREFIX", "GeneratedEnv", "GeneratedEnvError", "generated_dir",
            "list_generated", "load_generated", "register_generated", "report_problem"]
 
-ENV_VAR = "ENVFACTORY_GENERATED_ENVS"
+ENV_VAR = GENERATED_ENVS_VAR
 PREFIX = "generated/"
 ENV_FILE, REPORT_FILE, REGISTRATION_FILE = "environment.py", "report.json", "registration.json"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -49,11 +49,8 @@ class GeneratedEnvError(ValueError):
 
 
 def generated_dir() -> Path:
-    """`$ENVFACTORY_GENERATED_ENVS`, default `~/.cache/envfactory/generated_envs`."""
-    configured = os.environ.get(ENV_VAR)
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".cache" / "envfactory" / "generated_envs"
+    """`$ENVFACTORY_GENERATED_ENVS`, else `cache_dir("generated_envs")`."""
+    return GENERATED_ENVS.path()
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from envs.tau2.data import TAU2
 from envs.vitabench.release import REVISIONS, Release
 
 __all__ = ["BENCH_VENVS", "BFCL_PROJECT_ROOT", "DEMO", "EMBEDDINGS", "ENVFACTORY",
-           "ENVGEN_INDEX", "GENERATED_ENVS", "LOCAL_MODELS", "MCP_ATLAS", "MCP_ATLAS_DATA_FILES",
-           "MCP_ATLAS_ENVIRONMENT", "MCP_ATLAS_SERVERS", "MCP_ATLAS_TEMPLATE",
-           "registered_releases"]
+           "ENVGEN_INDEX", "GENERATED_ENVS", "GENERATED_ENVS_VAR", "LOCAL_MODELS", "MCP_ATLAS",
+           "MCP_ATLAS_DATA_FILES", "MCP_ATLAS_ENVIRONMENT", "MCP_ATLAS_SERVERS",
+           "MCP_ATLAS_TEMPLATE", "registered_releases"]
 
 #: where upstream keeps MCP-Atlas's agent environment files
 MCP_ATLAS_ENVIRONMENT = "services/agent-environment"
@@ -82,7 +82,9 @@ EMBEDDINGS = CacheFolder("embeddings", ("embeddings",), None,
                          "embedding vectors keyed by model and text (sqlite)")
 ENVGEN_INDEX = CacheFolder("envgen-corpus-index", ("envgen_index",), None,
                            "the EnvGen search agent's corpus indexes (sqlite)")
-GENERATED_ENVS = CacheFolder("generated-envs", ("generated_envs",), "ENVFACTORY_GENERATED_ENVS",
+#: where EnvGen registers environments (`envs.generated`)
+GENERATED_ENVS_VAR = "ENVFACTORY_GENERATED_ENVS"
+GENERATED_ENVS = CacheFolder("generated-envs", ("generated_envs",), GENERATED_ENVS_VAR,
                              "environments EnvGen registered (all tests passed)")
 LOCAL_MODELS = CacheFolder("local-models", ("models",), "ENVFACTORY_MODELS_DIR",
                            "models `envfactory models prepare` wrote")

@@ -28,7 +28,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from envs.release_registry import EMBEDDINGS
+from envs.releases import hub_snapshot
+
 __all__ = [
+    "BGE_M3_REVISION",
     "BGE_M3_THRESHOLD",
     "MINILM_THRESHOLD",
     "BgeM3Embedder",
@@ -57,8 +61,8 @@ class Embedder(Protocol):
 
 
 def default_cache_dir() -> Path:
-    root = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
-    return root / "embeddings"
+    """`cache_dir("embeddings")`: vectors outlive a run, keyed by model and text."""
+    return EMBEDDINGS.path()
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -165,8 +169,13 @@ class MiniLMEmbedder(_CachedEmbedder):
                                               normalize_embeddings=True))
 
 
+#: the commit of BAAI/bge-m3 read from the Hub (another model or commit: `<id>@<commit>`)
+BGE_M3_REVISION = "50f9396f75618b3389c1fd1068a1ff58dc7b5b26"
+
+
 class BgeM3Embedder(_CachedEmbedder):
-    """BGE-M3 dense vectors (CLS pooling) through FlagEmbedding, from a directory or Hub id."""
+    """BGE-M3 dense vectors (CLS pooling) through FlagEmbedding, from a directory or a Hub
+    id at a pinned commit (`BAAI/bge-m3` at BGE_M3_REVISION, or `<id>@<commit>`)."""
 
     def __init__(self, model: str = "BAAI/bge-m3", *, threshold: float = BGE_M3_THRESHOLD,
                  cache_dir: Path | None = None, device: str = "cpu",
@@ -186,8 +195,20 @@ class BgeM3Embedder(_CachedEmbedder):
             except ImportError as e:
                 raise RuntimeError(f"the bge-m3 embedder needs FlagEmbedding ({e}): "
                                    "pip install 'envfactory[embed]'") from e
-            self._model = BGEM3FlagModel(self.model, use_fp16=False, devices=self.device)
+            self._model = BGEM3FlagModel(str(self._model_dir()), use_fp16=False,
+                                         devices=self.device)
         return self._model
+
+    def _model_dir(self) -> Path:
+        """The model's folder: a local directory as given, else the Hub snapshot at a
+        pinned commit (a vector cache keyed by a moving model would mix two models)."""
+        if Path(self.model).is_dir():
+            return Path(self.model)
+        repo, _, revision = self.model.partition("@")
+        pinned = revision or (BGE_M3_REVISION if repo == "BAAI/bge-m3" else None)
+        folder, _commit = hub_snapshot(repo, pinned, repo_type="model",
+                                       option="the embedder as bge-m3:<hub id>@<commit>")
+        return folder
 
     def _compute(self, texts: list[str]) -> np.ndarray:
         out = self._load().encode(texts, batch_size=self.batch_size, return_dense=True,

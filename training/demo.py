@@ -22,8 +22,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from envs.release_registry import DEMO
 from training.autoscore import ScoreResult, score_checkpoint
-from training.local_models import MODELS_DIR, prepare_smollm2
+from training.local_models import prepare_smollm2
 from training.provenance import read_provenance
 from training.sft import SftConfig, run_sft
 
@@ -78,7 +79,7 @@ def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
              console: Console | None = None) -> tuple[ScoreResult, ScoreResult]:
     """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above."""
     console = console or Console()
-    cache = (cache or MODELS_DIR.parent / "demo").expanduser().resolve()
+    cache = (cache or DEMO.path()).expanduser().resolve()
     base = prepare_smollm2()
     config = demo_config(cache)
     tuned = _cached(config)

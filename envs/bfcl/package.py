@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.bfcl.categories import V4_NAMES
+from envs.release_registry import BFCL_PROJECT_ROOT
 
 __all__ = [
     "BfclNotInstalled",
@@ -38,8 +39,9 @@ class BfclNotInstalled(RuntimeError):
 
 # Importing `bfcl_eval.utils` (V4: also via `bfcl_eval.model_handler.utils`) creates
 # result/, score/, .file_locks/ under BFCL_PROJECT_ROOT (default: site-packages). Set it
-# before any bfcl_eval import, i.e. when this module is imported.
-os.environ.setdefault("BFCL_PROJECT_ROOT", str(Path.home() / ".cache" / "envfactory" / "bfcl"))
+# before any bfcl_eval import, i.e. when this module is imported (default: the cache's
+# `bfcl/`, so bfcl-eval never writes into site-packages).
+os.environ.setdefault("BFCL_PROJECT_ROOT", str(BFCL_PROJECT_ROOT.path()))
 
 
 @cache

@@ -26,6 +26,7 @@ from types import TracebackType
 
 from pydantic import BaseModel
 
+from envs.release_registry import ENVGEN_INDEX
 from synthesis.envgen.doc_split import SUFFIXES, DocumentError, split_document
 
 __all__ = ["Corpus", "CorpusError", "Hit", "IndexStats", "default_index_path"]
@@ -71,10 +72,9 @@ class IndexStats(BaseModel):
 
 
 def default_index_path(root: Path) -> Path:
-    """`$ENVFACTORY_CACHE/envgen_index/<hash of the corpus path>.sqlite`."""
-    cache = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
+    """`cache_dir("envgen_index")/<name>-<hash of the corpus path>.sqlite`."""
     key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-    return cache / "envgen_index" / f"{root.resolve().name}-{key}.sqlite"
+    return ENVGEN_INDEX.path() / f"{root.resolve().name}-{key}.sqlite"
 
 
 class Corpus:

@@ -44,7 +44,10 @@ def gen_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_generated_dir_default_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.delenv("ENVFACTORY_CACHE", raising=False)
     assert generated_dir() == Path.home() / ".cache" / "envfactory" / "generated_envs"
+    monkeypatch.setenv("ENVFACTORY_CACHE", "/srv/cache")  # the one cache root moves it
+    assert generated_dir() == Path("/srv/cache/generated_envs")
     monkeypatch.setenv(ENV_VAR, "/srv/envs")
     assert generated_dir() == Path("/srv/envs")
 

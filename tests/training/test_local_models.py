@@ -173,7 +173,7 @@ def test_prepare_is_idempotent_and_reported(
     assert local_models.prepare_smollm2(smollm2_dir) == smollm2_dir
     # nothing was converted again: every file is the one already there
     assert {p.name: p.stat().st_mtime_ns for p in smollm2_dir.iterdir()} == weights
-    monkeypatch.setattr(local_models, "MODELS_DIR", smollm2_dir.parent)
+    monkeypatch.setenv("ENVFACTORY_MODELS_DIR", str(smollm2_dir.parent))
     assert local_models.prepared_models()["smollm2"] == smollm2_dir
 
 
