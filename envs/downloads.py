@@ -12,6 +12,7 @@ do without the network.
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import time
@@ -27,8 +28,11 @@ ATTEMPTS = 3
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
-def _transient(error: OSError) -> bool:
-    """Whether trying again may help: any network-level failure, or a retryable status."""
+def _transient(error: OSError | http.client.HTTPException) -> bool:
+    """Whether trying again may help: any network-level failure (a body cut short
+    included), or a retryable status."""
+    if isinstance(error, http.client.HTTPException):
+        return True
     if isinstance(error, urllib.error.HTTPError):
         return error.code in _TRANSIENT_STATUS
     # file:// URLs of missing files raise URLError wrapping FileNotFoundError: permanent
@@ -47,7 +51,11 @@ def fetch(url: str, target: Path, what: str, remedy: str, *,
             with urllib.request.urlopen(url, timeout=timeout) as response, \
                     partial.open("wb") as out:
                 shutil.copyfileobj(response, out)
-        except OSError as e:
+                # a connection closed early ends a chunked read quietly: check the length
+                expected = response.headers.get("Content-Length")
+                if expected is not None and out.tell() != int(expected):
+                    raise http.client.IncompleteRead(b"", int(expected) - out.tell())
+        except (OSError, http.client.HTTPException) as e:
             partial.unlink(missing_ok=True)
             if attempt < attempts and _transient(e):
                 time.sleep(backoff * attempt)
