@@ -10,13 +10,13 @@ dropped. Without an output file, result lines go to stdout.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from envs.concurrency import bounded
 from envs.jsonl import complete_lines
 
 __all__ = ["done_prefix", "write_in_order"]
@@ -43,15 +43,15 @@ def done_prefix(out: Path, task_ids: Sequence[str], unit: str) -> int:
 async def write_in_order(grade: Callable[[int], Awaitable[dict[str, Any]]], total: int,
                          start: int, out: Path | None,
                          on_result: Callable[[int, int], None] | None = None,
-                         write: Callable[[dict[str, Any]], None] | None = None
-                         ) -> list[dict[str, Any]]:
-    """Run `grade(i)` for records `start..total-1` at once (the caller bounds concurrency)
-    and append each result to `out` (or stdout) in input order; the results, in order.
+                         write: Callable[[dict[str, Any]], None] | None = None, *,
+                         max_concurrency: int) -> list[dict[str, Any]]:
+    """Run `grade(i)` for records `start..total-1`, `max_concurrency` at once, and append
+    each result to `out` (or stdout) in input order; the results, in order.
     `on_result(done, total)` is called once at the start and after each result; `write`,
     when given, stores each result instead of `out` (a caller with several files)."""
     if on_result:
         on_result(start, total)
-    pending = [asyncio.ensure_future(grade(i)) for i in range(start, total)]
+    pending = bounded((grade(i) for i in range(start, total)), max_concurrency)
     results = []
     try:
         sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout

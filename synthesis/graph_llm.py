@@ -18,10 +18,9 @@ replies are JSON in a tagged block, validated, and retried with the error fed ba
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from inspect_ai.model import (
@@ -34,6 +33,7 @@ from inspect_ai.model import (
 )
 from pydantic import BaseModel
 
+from envs.concurrency import bounded_gather
 from synthesis.sampler import HasGraph, unproducible_required_inputs
 
 ROLE = "synth"
@@ -106,16 +106,6 @@ async def _ask(
                                         "following the format exactly."),
             ]
     return None, attempts, error
-
-
-async def _bounded(jobs: Sequence[Callable[[], Awaitable[T]]], concurrency: int) -> list[T]:
-    gate = asyncio.Semaphore(max(1, concurrency))
-
-    async def one(job: Callable[[], Awaitable[T]]) -> T:
-        async with gate:
-            return await job()
-
-    return list(await asyncio.gather(*(one(job) for job in jobs)))
 
 
 # ---------------------------------------------------------------- Tool_Depend refinement
@@ -207,32 +197,29 @@ async def refine_edges(
     chosen = [e for e in (all_envs if envs is None else sorted(set(envs) & set(all_envs)))
               if redo or e not in done]
 
-    def job(env: str) -> Callable[[], Awaitable[EnvRefinement]]:
-        async def run() -> EnvRefinement:
-            tools = _env_tools(graph, env)
-            adjacency = _adjacency(graph, tools)
-            messages: list[ChatMessage] = [
-                ChatMessageSystem(content=EDGE_SYSTEM),
-                ChatMessageUser(content=edge_prompt(env, tools, adjacency)),
-            ]
-            pairs, used, error = await _ask(
-                llm, messages, lambda text: parse_new_edges(text, tools), max_attempts
-            )
-            result = EnvRefinement(
-                env=env, attempts=used, error=error,
-                added=[(tools[a]["id"], tools[b]["id"]) for a, b in pairs or []
-                       if b not in adjacency[a]])
-            for src, dst in result.added:
-                graph.g.add_edge(src, dst, kind="Tool_Depend", source="llm", score=None)
-            if error is None and env not in done:
-                done.append(env)
-            if on_result:
-                on_result(result)
-            return result
+    async def job(env: str) -> EnvRefinement:
+        tools = _env_tools(graph, env)
+        adjacency = _adjacency(graph, tools)
+        messages: list[ChatMessage] = [
+            ChatMessageSystem(content=EDGE_SYSTEM),
+            ChatMessageUser(content=edge_prompt(env, tools, adjacency)),
+        ]
+        pairs, used, error = await _ask(
+            llm, messages, lambda text: parse_new_edges(text, tools), max_attempts
+        )
+        result = EnvRefinement(
+            env=env, attempts=used, error=error,
+            added=[(tools[a]["id"], tools[b]["id"]) for a, b in pairs or []
+                   if b not in adjacency[a]])
+        for src, dst in result.added:
+            graph.g.add_edge(src, dst, kind="Tool_Depend", source="llm", score=None)
+        if error is None and env not in done:
+            done.append(env)
+        if on_result:
+            on_result(result)
+        return result
 
-        return run
-
-    return await _bounded([job(env) for env in chosen], max_concurrency)
+    return await bounded_gather((job(env) for env in chosen), max_concurrency)
 
 
 # ---------------------------------------------------------------- user-provided labels
@@ -311,25 +298,22 @@ async def classify_user_provided(
     )
     batches = [params[i : i + batch_size] for i in range(0, len(params), batch_size)]
 
-    def job(batch: list[str]) -> Callable[[], Awaitable[LabelBatch]]:
-        async def run() -> LabelBatch:
-            messages: list[ChatMessage] = [
-                ChatMessageSystem(content=LABEL_SYSTEM),
-                ChatMessageUser(content=label_prompt(graph, batch)),
-            ]
-            labels, used, error = await _ask(
-                llm, messages, lambda text: parse_labels(text, len(batch)), max_attempts
-            )
-            for i, param in enumerate(batch):
-                g.nodes[param]["user_provided"] = None if labels is None else labels[i]
-            report = LabelBatch(params=batch, attempts=used, error=error)
-            if on_result:
-                on_result(report)
-            return report
+    async def job(batch: list[str]) -> LabelBatch:
+        messages: list[ChatMessage] = [
+            ChatMessageSystem(content=LABEL_SYSTEM),
+            ChatMessageUser(content=label_prompt(graph, batch)),
+        ]
+        labels, used, error = await _ask(
+            llm, messages, lambda text: parse_labels(text, len(batch)), max_attempts
+        )
+        for i, param in enumerate(batch):
+            g.nodes[param]["user_provided"] = None if labels is None else labels[i]
+        report = LabelBatch(params=batch, attempts=used, error=error)
+        if on_result:
+            on_result(report)
+        return report
 
-        return run
-
-    return await _bounded([job(b) for b in batches], max_concurrency)
+    return await bounded_gather((job(b) for b in batches), max_concurrency)
 
 
 def audit_orphans(graph: HasGraph, *, auto_patch: bool = False) -> list[str]:

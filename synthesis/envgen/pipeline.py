@@ -27,6 +27,7 @@ from typing import Any, Literal
 from inspect_ai.model import Model
 from pydantic import BaseModel, Field
 
+from envs.concurrency import bounded_gather
 from envs.jsonl import write_atomic
 from synthesis.envgen import agents
 from synthesis.envgen.agents import AgentFailure, AgentReply, WrongTest
@@ -388,15 +389,13 @@ async def build(paths: Sequence[Path], out: Path, models: Mapping[str, Model],
         generate={r: m.config.model_dump(mode="json", exclude_none=True)
                   for r, m in models.items() if r in ROLES},
         config=config.model_dump(mode="json", exclude={"concurrency"}), environments=names))
-    gate = asyncio.Semaphore(config.concurrency)
 
     async def one(d: ApiDescription) -> EnvReport:
-        async with gate:
-            job = _EnvBuild(d, out / d.env_name, models, config, on_event)
-            await job.run()
-            return job.report()
+        job = _EnvBuild(d, out / d.env_name, models, config, on_event)
+        await job.run()
+        return job.report()
 
-    return list(await asyncio.gather(*(one(d) for d in descriptions)))
+    return await bounded_gather((one(d) for d in descriptions), config.concurrency)
 
 
 def summary_rows(reports: Sequence[EnvReport]) -> list[dict[str, str]]:

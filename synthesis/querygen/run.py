@@ -10,7 +10,6 @@ stopped. Held-out environments (``splits.json``) are only sampled when the split
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections import Counter
@@ -175,8 +174,6 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
     todo = [i for i, cid in enumerate(ids) if cid not in done]
     if on_resume:
         on_resume(len(ids) - len(todo))
-    gate = asyncio.Semaphore(args.max_concurrency)
-
     async def one(j: int) -> dict[str, Any]:
         i = todo[j]
         cid, seed = ids[i], chain_seed(args.seed, i)
@@ -186,8 +183,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         except ValueError as e:
             outcome: Outcome = Rejected(reason="sampling_failed", detail=str(e))
         else:
-            async with gate:
-                outcome = await synthesize(chain, config, traj_id=cid, models=models)
+            outcome = await synthesize(chain, config, traj_id=cid, models=models)
         if isinstance(outcome, Kept):
             return {"kind": "kept", **outcome.trajectory.model_dump(mode="json")}
         return {"kind": "rejected", "id": cid, "seed": seed, "reason": outcome.reason,
@@ -201,7 +197,8 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         if on_outcome:
             on_outcome({"kind": kind, **record})
 
-    written = await write_in_order(one, len(todo), 0, None, write=store)
+    written = await write_in_order(one, len(todo), 0, None, write=store,
+                                   max_concurrency=args.max_concurrency)
     records = done_ids(out)
     kept = sum(1 for r in records.values() if "reason" not in r)
     rejected = Counter(str(r["reason"]) for r in records.values() if "reason" in r)

@@ -19,7 +19,6 @@ ids, in order) and kept; a line cut off mid-write is dropped.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -95,13 +94,12 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
     config = judge_config(model)
     ids = [r.task_id for _, r in records]
     start = done_prefix(out, ids, "response") if out is not None else 0
-    gate = asyncio.Semaphore(max_concurrent)
 
     async def grade(i: int) -> dict[str, Any]:
         record = records[i][1]
-        async with gate:
-            result = await score_response(extract_claims(claims_by_task[record.task_id]),
-                                          record.response or "", model, config)
+        result = await score_response(extract_claims(claims_by_task[record.task_id]),
+                                      record.response or "", model, config)
         return result_line(record.task_id, result, str(model))
 
-    return await write_in_order(grade, len(records), start, out, on_result)
+    return await write_in_order(grade, len(records), start, out, on_result,
+                                max_concurrency=max_concurrent)

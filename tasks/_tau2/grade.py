@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from functools import cache
@@ -75,14 +74,13 @@ async def grade_file(path: Path, judge: Judge | None = None, out: Path | None = 
         tasks.append(task)
     start = (done_prefix(out, [r.task_id for _, r in records], "conversation")
              if out is not None else 0)
-    gate = asyncio.Semaphore(max_concurrent)
 
     async def grade(i: int) -> dict[str, Any]:
         record = records[i][1]
-        async with gate:
-            info = await evaluate(tasks[i], record.domain, record.messages,
-                                  record.termination_reason, judge=judge)
+        info = await evaluate(tasks[i], record.domain, record.messages,
+                              record.termination_reason, judge=judge)
         return {"task_id": record.task_id, "domain": record.domain,
                 **info.model_dump(mode="json")}
 
-    return await write_in_order(grade, len(records), start, out, on_result)
+    return await write_in_order(grade, len(records), start, out, on_result,
+                                max_concurrency=max_concurrent)

@@ -17,7 +17,6 @@ ids, in order) and kept; a line cut off mid-write is dropped.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -97,16 +96,15 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
     model = judge_model(judge)
     start = (done_prefix(out, [r.task_id for r in records], "conversation")
              if out is not None else 0)
-    gate = asyncio.Semaphore(max_concurrent)
 
     async def grade(i: int) -> dict[str, Any]:
         record = records[i]
-        async with gate:
-            result = await judge_conversation(record.messages, tasks[i], record.language,
-                                              model, record.termination_reason,
-                                              revision=revision)
+        result = await judge_conversation(record.messages, tasks[i], record.language,
+                                          model, record.termination_reason,
+                                          revision=revision)
         return {"task_id": record.task_id, "set": record.task_set,
                 "language": record.language, **result.model_dump(mode="json"),
                 "judge": str(model), **rel.provenance()}
 
-    return await write_in_order(grade, len(records), start, out, on_result)
+    return await write_in_order(grade, len(records), start, out, on_result,
+                                max_concurrency=max_concurrent)
