@@ -55,11 +55,11 @@ sys.path.insert(0, str(ROOT))
 
 from envs.bfcl.categories import MULTI_TURN_CATEGORIES  # noqa: E402
 from envs.jsonl import read_objects  # noqa: E402
+from envs.release_registry import BENCH_VENVS  # noqa: E402
 
 BFCL_VERSION = "2025.8.6.2"
 CATEGORIES = MULTI_TURN_CATEGORIES
-CACHE = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory"))
-OFFICIAL_VENV = CACHE / "bench" / "bfcl-official-venv"
+OFFICIAL_VENV = BENCH_VENVS.path() / "bfcl-official-venv"
 MODEL = "bench-instant-FC"  # "-FC": the official handler strips it before sending
 THREADS = 10  # Inspect's default max_connections for openai-api; official default is 1
 
