@@ -10,8 +10,9 @@ the 114 `base` tasks) and grades each twice:
 * ours: `tasks._tau2.evaluator.evaluate` (upstream v0.2 semantics), in this process;
 * theirs: the `inspect_evals.tau2` code (inspect-evals 0.26.0) in a SEPARATE interpreter
   (`--peer-python`, a venv with inspect-ai + inspect-evals; see below). A small driver
-  (`PEER_DRIVER`, written to a temp file and run there) rebuilds each conversation the way
-  their solver would have produced it and calls their scorers directly:
+  (`tau2_peer_driver.py` beside this script, run as a script by that interpreter) rebuilds
+  each conversation the way their solver would have produced it and calls their scorers
+  directly:
   - a fresh Inspect `Store` per conversation (their toolkits live in the store), the
     Sample built by their own `record_to_sample` from THEIR vendored task file, and, for
     telecom, their `telecom_initializer` solver;
@@ -43,32 +44,9 @@ the 114 `base` tasks) and grades each twice:
   runs under Inspect's `suspend_store_events()` (no transcript diff of the whole store
   around every tool call: logging only, and most of the run time otherwise).
 
-Conversation cases (each task where applicable; `n/a` otherwise):
-  oracle            greeting, user opener, the task's gold actions executed in order by
-                    their requestor (each a tool call + its result from our env), one
-                    agent message with every `communicate_info` string, user ###STOP###
-  no_info           oracle whose closing agent message omits the info (≥1 string)
-  split_info        communicate_info list split across two agent messages (≥2 strings)
-  fragmented_info   every communicate_info string cut in half across two agent messages
-                    (tests "concatenated text" vs "some single message"; strings of ≥2
-                    characters)
-  info_on_tool_call the info text is the content of the agent message that carries the
-                    last agent gold call (no separate text message; ≥1 string)
-  chat_only         no tool calls at all, info still communicated
-  wrong_arg         oracle with one argument of the last write action changed
-  numeric_strings   oracle with every number in the gold calls' arguments sent as a JSON
-                    string ("2.0" for 2.0), as a model sometimes does; upstream passes
-                    arguments to the tool function as they are (no coercion)
-  ints_as_floats    oracle with every integer in the gold calls' arguments sent as a
-                    float (2 -> 2.0), which JSON allows and upstream also passes as is
-  reordered_items   oracle with the (item, new item) pairs of multi-item retail calls
-                    (item_ids/new_item_ids) listed in reverse order
-  no_transfer       oracle without the transfer_to_human_agents call(s)
-  transfer_by_user  oracle with transfer_to_human_agents issued by the user side
-  max_steps         oracle, termination max_steps
-  too_many_errors   oracle + 10 failing agent read calls, termination too_many_errors
-  errors_user_stop  the same trajectory, termination user_stop (control for the above)
-  agent_error       oracle, termination agent_error (v0.x still grades it)
+Conversation cases: `tau2_peer_cases.py` (oracle, missing / split / fragmented info,
+info on a tool-call message, chat only, a wrong argument, numbers as strings, ints as
+floats, reordered items, transfers, and the termination reasons).
 
 Prints a rich table of agreement per domain x case, every disagreement grouped by cause
 (with task ids), then an environment cross-check that does not depend on either reward:
@@ -99,8 +77,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
-import functools
 import json
 import os
 import subprocess
@@ -109,8 +85,13 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -123,435 +104,15 @@ DEFAULT_PEER_PYTHON = next((p for p in ("/tmp/ievenv/bin/python", str(PEER_VENV 
 SHARED_TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 if "TAU2_DATA_DIR" not in os.environ and SHARED_TAU2.is_dir():
     os.environ["TAU2_DATA_DIR"] = str(SHARED_TAU2)
-DOMAINS = ("airline", "retail", "telecom")
-CASES = ("oracle", "no_info", "split_info", "fragmented_info", "info_on_tool_call", "chat_only",
-         "wrong_arg", "numeric_strings", "ints_as_floats", "reordered_items", "no_transfer",
-         "transfer_by_user", "max_steps", "too_many_errors", "errors_user_stop", "agent_error")
-#: argument-typing cases: the driver also replays them the way upstream would (below)
-RAW_CASES = ("numeric_strings", "ints_as_floats")
 
-GREETING = "Hi! How can I help you today?"
-OPENER = "Hi, I need help with my request."
-STOP = "Thank you, that is all. ###STOP###"
-TRANSFER = "transfer_to_human_agents"
-#: an agent read call that fails in both implementations (for the error cases)
-FAILING_CALL = {
-    "airline": ("get_reservation_details", {"reservation_id": "ZZZZZZ"}),
-    "retail": ("get_order_details", {"order_id": "#W0000000"}),
-    "telecom": ("get_customer_by_id", {"customer_id": "C9999999"}),
-}
-MAX_ERRORS = 10
-#: plausible alternatives for enumerated string arguments (wrong_arg)
-ALTERNATIVES = {
-    "reason": ["no longer needed", "ordered by mistake"],
-    "cabin": ["basic_economy", "economy", "business"],
-    "insurance": ["yes", "no"],
-    "flight_type": ["one_way", "round_trip"],
-}
+from benchmarks.tau2_peer_cases import CASES, DOMAINS, RAW_CASES, build_records  # noqa: E402
 
-# --------------------------------------------------------------------------------------
-# The driver run by the peer interpreter. Reads conversation records (JSONL, our
-# `Conversation` format plus "key"), writes one result line per record.
-# --------------------------------------------------------------------------------------
-PEER_DRIVER = r'''
-import asyncio, gzip, json, shutil, sys, tempfile, traceback
-from pathlib import Path
-
-from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessageUser,
-                              ModelName, execute_tools)
-from inspect_ai.scorer import CORRECT, Target
-from inspect_ai.solver import TaskState
-from inspect_ai.tool import ToolCall
-from inspect_ai.util import store_as
-from inspect_ai.util._store import Store, init_subtask_store, suspend_store_events
-
-import inspect_evals.tau2.utils as tau2_utils
-
-# memo: unpack each .gz once (their uncompress_file leaks a new temp copy per load)
-_UNPACKED = {}
-_TMP = tempfile.mkdtemp(prefix="tau2peer_")
-def _uncompress_once(path):
-    if not str(path).endswith(".gz"):
-        return path
-    if path not in _UNPACKED:
-        target = Path(_TMP) / (str(len(_UNPACKED)) + "_" + Path(path).name[:-3])
-        with gzip.open(path, "rb") as src, open(target, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        _UNPACKED[path] = str(target)
-    return _UNPACKED[path]
-tau2_utils.uncompress_file = _uncompress_once
-
-from inspect_evals.tau2.airline.AirlineAgentTools import get_airline_tools
-from inspect_evals.tau2.common.agents import StoredAgentState
-from inspect_evals.tau2.retail.tools import get_retail_tools
-from inspect_evals.tau2.telecom.environment import get_environment
-from inspect_evals.tau2.common.scorer import evaluate_required_actions, score_communicated_info
-from inspect_evals.tau2.airline.dataset import get_record_to_sample as airline_sample
-from inspect_evals.tau2.airline.scorer import airline_scorer
-from inspect_evals.tau2.airline.tools import all_airline_tools
-from inspect_evals.tau2.retail.dataset import get_record_to_sample as retail_sample
-from inspect_evals.tau2.retail.scorer import retail_scorer
-from inspect_evals.tau2.retail.tools import all_retail_tools
-from inspect_evals.tau2.telecom.dataset import get_record_to_sample as telecom_sample
-from inspect_evals.tau2.telecom.scorer import env_assertions, telecom_scorer
-from inspect_evals.tau2.telecom.solver import telecom_initializer
-from inspect_evals.tau2.telecom.tools import all_telecom_agent_tools
-from inspect_evals.tau2.telecom.user_tools import all_telecom_user_tools
-from inspect_evals.tau2.utils import TAU2_DATA_DIR
-
-INSTANCE = {"airline": "AirlineAgent", "retail": "RetailAgent", "telecom": "TelecomAgent"}
-TO_SAMPLE = {"airline": airline_sample, "retail": retail_sample, "telecom": telecom_sample}
-SCORER = {"airline": airline_scorer, "retail": retail_scorer, "telecom": telecom_scorer}
-AGENT_TOOLS = {"airline": all_airline_tools, "retail": all_retail_tools,
-               "telecom": all_telecom_agent_tools}
-USER_TOOLS = {"telecom": all_telecom_user_tools}
-
-def load_records(domain):
-    folder = TAU2_DATA_DIR / "domains" / domain
-    path = folder / "tasks.json"
-    if not path.exists():
-        with gzip.open(folder / "tasks.json.gz", "rt", encoding="utf-8") as f:
-            return {t["id"]: t for t in json.load(f)}
-    return {t["id"]: t for t in json.loads(path.read_text(encoding="utf-8"))}
-
-RECORDS = {}
-
-def passed(score):
-    return score is not None and score.value == CORRECT
-
-async def run_tools(history, tools):
-    result = await execute_tools(history, tools)
-    history.extend(result.messages)
-    return [{"id": m.tool_call_id, "error": m.error is not None,
-             "content": m.error.message if m.error is not None else m.text}
-            for m in result.messages if m.role == "tool"]
-
-async def grade(rec):
-    domain = rec["domain"]
-    if domain not in RECORDS:
-        RECORDS[domain] = load_records(domain)
-    raw = RECORDS[domain][rec["task_id"]]
-    init_subtask_store(Store())
-    sample = TO_SAMPLE[domain](INSTANCE[domain])(raw)
-    state = TaskState(model=ModelName("none/none"), sample_id=sample.id, epoch=1,
-                      input=sample.input, messages=list(sample.input),
-                      target=Target(sample.target), metadata=sample.metadata)
-    if domain == "telecom":
-        state = await telecom_initializer()(state, None)
-    agent_tools = [t() for t in AGENT_TOOLS[domain]]
-    user_tools = [t() for t in USER_TOOLS.get(domain, [])]
-    agent_history = [ChatMessageSystem(content="(agent system prompt)")]
-    tool_results = []
-    messages = rec["messages"]
-    # upstream (and ours) open with the agent's greeting; their solver has no greeting
-    # (its Sample input ends with a kick-off user message instead), so it is dropped
-    if messages and messages[0]["role"] == "assistant" and not messages[0].get("tool_calls"):
-        messages = messages[1:]
-    for m in messages:
-        calls = [ToolCall(id=c["id"], function=c["name"], arguments=c.get("arguments") or {})
-                 for c in (m.get("tool_calls") or [])]
-        text = m.get("content") or ""
-        if m["role"] == "assistant":
-            agent_history.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
-            if calls:
-                tool_results += await run_tools(agent_history, agent_tools)
-            else:
-                state.messages.append(ChatMessageUser(content=text))
-        elif m["role"] == "user":
-            state.messages.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
-            if calls:
-                tool_results += await run_tools(state.messages, user_tools)
-            else:
-                agent_history.append(ChatMessageUser(content=text))
-        # role "tool": their harness produces its own results (collected above)
-    store_as(StoredAgentState, INSTANCE[domain]).messages = agent_history
-    target = Target(sample.target)
-    total = await SCORER[domain]()(state, target)
-    out = {"key": rec["key"], "reward": 1.0 if passed(total) else 0.0,
-           "explanation": total.explanation if total is not None else None,
-           "tool_results": tool_results}
-    if domain == "telecom":
-        env = get_environment()
-        out["db_hash"] = [env.tools.db.get_hash(), env.user_tools.db.get_hash()]
-    else:
-        toolkit = get_airline_tools() if domain == "airline" else get_retail_tools()
-        out["db_hash"] = [toolkit.db.get_hash(), None]
-    if domain == "telecom":
-        actions = evaluate_required_actions(check_reward_basis=True)
-        out["components"] = {"action": passed(await actions(state, target)),
-                             "env_assertions": passed(await env_assertions()(state, target))}
-    else:
-        communicated = passed(await score_communicated_info()(state, target))
-        # complete_if_all_complete returns the first failing score (order: db, comm)
-        db = True if passed(total) else (False if communicated else
-             not (total.explanation or "").startswith("The retail database does not match"))
-        out["components"] = {"db": db, "communicate": communicated}
-    return out
-
-async def grade_raw(rec):
-    """Upstream's execution of the same calls: unconverted arguments, straight to the
-    toolkit method; any exception is an error result; telecom syncs after success."""
-    domain = rec["domain"]
-    raw = RECORDS[domain][rec["task_id"]]
-    init_subtask_store(Store())
-    sample = TO_SAMPLE[domain](INSTANCE[domain])(raw)
-    state = TaskState(model=ModelName("none/none"), sample_id=sample.id, epoch=1,
-                      input=sample.input, messages=list(sample.input),
-                      target=Target(sample.target), metadata=sample.metadata)
-    if domain == "telecom":
-        state = await telecom_initializer()(state, None)
-    agent_history = [ChatMessageSystem(content="(agent system prompt)")]
-    errors = []
-    for m in rec["messages"][1:]:
-        calls = [ToolCall(id=c["id"], function=c["name"], arguments=c.get("arguments") or {})
-                 for c in (m.get("tool_calls") or [])]
-        text = m.get("content") or ""
-        if m["role"] == "assistant":
-            agent_history.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
-            if not calls:
-                state.messages.append(ChatMessageUser(content=text))
-        elif m["role"] == "user":
-            state.messages.append(ChatMessageAssistant(content=text, tool_calls=calls or None))
-            if not calls:
-                agent_history.append(ChatMessageUser(content=text))
-        for c in calls:
-            if domain == "telecom":
-                env = get_environment()
-                kit = env.tools if m["role"] == "assistant" else env.user_tools
-            else:
-                env, kit = None, (get_airline_tools() if domain == "airline"
-                                  else get_retail_tools())
-            method = getattr(kit, c.function, None)
-            if method is None:  # calculate / transfer: not toolkit methods, no state
-                continue
-            try:
-                method(**c.arguments)
-                if env is not None:
-                    env.sync_tools()
-            except Exception as e:
-                errors.append(f"{c.function}: {type(e).__name__}: {e}"[:160])
-    store_as(StoredAgentState, INSTANCE[domain]).messages = agent_history
-    total = await SCORER[domain]()(state, Target(sample.target))
-    return {"reward_raw": 1.0 if passed(total) else 0.0, "raw_errors": errors}
-
-async def main(inp, outp):
-    with open(inp, encoding="utf-8") as fin, open(outp, "w", encoding="utf-8") as fout:
-        for line in fin:
-            rec = json.loads(line)
-            try:
-                # no StoreEvents: their transcript would diff the whole store (the DB)
-                # around every tool call; logging only, and most of the run time
-                with suspend_store_events():
-                    out = await grade(rec)
-                    if rec.get("raw_emulation"):
-                        out.update(await grade_raw(rec))
-            except Exception as e:
-                out = {"key": rec["key"], "reward": None,
-                       "error": f"{type(e).__name__}: {e}",
-                       "traceback": traceback.format_exc(limit=4)}
-            fout.write(json.dumps(out) + "\n")
-            fout.flush()
-
-try:
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
-finally:
-    shutil.rmtree(_TMP, ignore_errors=True)
-'''
-
+PEER_DRIVER = Path(__file__).with_name("tau2_peer_driver.py")
+"""The peer side, run by `--peer-python` as a script: reads conversation records (JSONL,
+our `Conversation` format plus "key"), writes one result line per record."""
 PEER_PROBE = ("import importlib.metadata as m, inspect_evals.tau2.telecom.scorer; "
               "print('inspect-ai', m.version('inspect-ai'), '/ inspect-evals', "
               "m.version('inspect-evals'))")
-
-
-# --------------------------------------------------------------------------------------
-# Scripted conversations (our side builds them and records our env's tool results)
-# --------------------------------------------------------------------------------------
-class Script:
-    """Builds one conversation, executing tool calls on a live world of ours."""
-
-    def __init__(self, domain: str, task: Any) -> None:
-        from envs.tau2.world import Tau2World
-
-        self.world = Tau2World(domain)
-        self.world.initialize(task.initial_state)
-        self.messages: list[dict[str, Any]] = [{"role": "assistant", "content": GREETING}]
-        self.n = 0
-
-    def say(self, role: str, text: str) -> None:
-        self.messages.append({"role": role, "content": text})
-
-    def call(self, requestor: str, name: str, arguments: dict[str, Any],
-             text: str | None = None) -> None:
-        from envs.tau2.base import tau2_text
-
-        self.n += 1
-        call_id = f"call_{self.n}"
-        self.messages.append({"role": requestor, "content": text, "tool_calls": [
-            {"id": call_id, "name": name, "arguments": arguments, "requestor": requestor}]})
-        result = self.world.execute(requestor, name, arguments)
-        self.messages.append({"role": "tool", "content": tau2_text(result),
-                              "tool_call_id": call_id, "requestor": requestor,
-                              "error": not result.ok})
-
-
-@functools.cache
-def _is_write(domain: str, requestor: str, name: str) -> bool:
-    from envs.tau2.world import Tau2World
-
-    env = Tau2World(domain).env(requestor)
-    bound = env._tools.get(name) if env is not None else None  # noqa: SLF001
-    return bool(bound is not None and bound.write)
-
-
-def _mutate(arguments: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-    """One argument changed: an enumerated string to another value, else a number +1,
-    else a bool flipped, else a string suffixed; None when there is nothing to change."""
-    for key, value in arguments.items():
-        if key in ALTERNATIVES and isinstance(value, str):
-            other = next(v for v in ALTERNATIVES[key] if v != value)
-            return {**arguments, key: other}, f"{key}: {value!r} -> {other!r}"
-    paths: list[tuple[list[Any], Any]] = []
-
-    def walk(node: Any, path: list[Any]) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                walk(v, [*path, k])
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, [*path, i])
-        else:
-            paths.append((path, node))
-
-    walk(arguments, [])
-    for kind in ("number", "bool", "str"):
-        for path, value in paths:
-            if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
-                new: Any = value + 1
-            elif kind == "bool" and isinstance(value, bool):
-                new = not value
-            elif kind == "str" and isinstance(value, str):
-                new = value + "_changed"
-            else:
-                continue
-            out = copy.deepcopy(arguments)
-            node = out
-            for p in path[:-1]:
-                node = node[p]
-            node[path[-1]] = new
-            where = ".".join(str(p) for p in path)
-            return out, f"{where}: {value!r} -> {new!r}"
-    return None
-
-
-def _ints_as_floats(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _ints_as_floats(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_ints_as_floats(v) for v in node]
-    if isinstance(node, int) and not isinstance(node, bool):
-        return float(node)
-    return node
-
-
-def _numbers_as_strings(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _numbers_as_strings(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_numbers_as_strings(v) for v in node]
-    if isinstance(node, int | float) and not isinstance(node, bool):
-        return str(node)
-    return node
-
-
-def build_case(domain: str, task: Any, case: str) -> dict[str, Any] | None:
-    """The scripted conversation of one case, or None when the case does not apply."""
-    criteria = task.evaluation_criteria
-    actions = list(criteria.actions or []) if criteria else []
-    info = list(criteria.communicate_info or []) if criteria else []
-    note = ""
-    changed_tools: list[str] = []
-    if case == "split_info" and len(info) < 2:
-        return None
-    if case in ("no_info", "fragmented_info", "info_on_tool_call") and not info:
-        return None
-    if case == "fragmented_info" and min(map(len, info)) < 2:
-        return None  # a one-character string cannot be cut
-    if case in ("no_transfer", "transfer_by_user") and not any(a.name == TRANSFER
-                                                             for a in actions):
-        return None
-    if case == "info_on_tool_call" and not any(a.requestor == "assistant" for a in actions):
-        return None
-    if case == "wrong_arg":
-        writes = [i for i, a in enumerate(actions)
-                  if _is_write(domain, a.requestor, a.name) and _mutate(a.arguments)]
-        if not writes:
-            return None
-        i = writes[-1]
-        mutated, what = _mutate(actions[i].arguments)  # type: ignore[misc]
-        note = f"{actions[i].action_id} {actions[i].name} {what}"
-        actions[i] = actions[i].model_copy(update={"arguments": mutated})
-    if case in RAW_CASES:
-        convert = _numbers_as_strings if case == "numeric_strings" else _ints_as_floats
-        changed = [a.model_copy(update={"arguments": convert(a.arguments)}) for a in actions]
-        # compared as JSON: 2 == 2.0 in Python, but not as a tool argument
-        touched = [a for a, b in zip(actions, changed, strict=True)
-                   if json.dumps(a.arguments) != json.dumps(b.arguments)]
-        if not touched:
-            return None
-        note = "; ".join(f"{a.action_id} {a.name}" for a in touched)
-        changed_tools = sorted({a.name for a in touched})
-        actions = changed
-    if case == "reordered_items":
-        pairs = [i for i, a in enumerate(actions) if len(a.arguments.get("item_ids") or []) > 1
-                 and len(a.arguments.get("new_item_ids") or []) == len(a.arguments["item_ids"])]
-        if not pairs:
-            return None
-        for i in pairs:
-            args = dict(actions[i].arguments)
-            args["item_ids"], args["new_item_ids"] = (list(reversed(args["item_ids"])),
-                                                      list(reversed(args["new_item_ids"])))
-            actions[i] = actions[i].model_copy(update={"arguments": args})
-        note = "; ".join(f"{actions[i].action_id} {actions[i].name}" for i in pairs)
-    if case == "no_transfer":
-        actions = [a for a in actions if a.name != TRANSFER]
-    if case == "transfer_by_user":
-        actions = [a.model_copy(update={"requestor": "user"}) if a.name == TRANSFER else a
-                   for a in actions]
-
-    s = Script(domain, task)
-    s.say("user", OPENER)
-    info_text = ("Here is what you need to know: " + " ; ".join(info) + ".") \
-        if info and case != "no_info" else "Your request has been handled."
-    if case != "chat_only":
-        last_agent = max((i for i, a in enumerate(actions) if a.requestor == "assistant"),
-                         default=None)
-        for i, a in enumerate(actions):
-            text = info_text if case == "info_on_tool_call" and i == last_agent else None
-            s.call(a.requestor, a.name, dict(a.arguments), text=text)
-    if case == "split_info":
-        half = (len(info) + 1) // 2
-        s.say("assistant", "First: " + " ; ".join(info[:half]) + ".")
-        s.say("user", "Go on.")
-        s.say("assistant", "Also: " + " ; ".join(info[half:]) + ".")
-    elif case == "fragmented_info":
-        s.say("assistant", "Here is what you need to know: "
-              + " ; ".join(x[:len(x) // 2] for x in info))
-        s.say("user", "Go on.")
-        s.say("assistant", " ; ".join(x[len(x) // 2:] for x in info) + ".")
-    elif case != "info_on_tool_call":
-        s.say("assistant", info_text)
-    termination = {"max_steps": "max_steps", "too_many_errors": "too_many_errors",
-                   "agent_error": "agent_error"}.get(case, "user_stop")
-    if case in ("too_many_errors", "errors_user_stop"):
-        name, arguments = FAILING_CALL[domain]
-        for _ in range(MAX_ERRORS):
-            s.call("assistant", name, dict(arguments))
-    if termination == "user_stop":
-        s.say("user", STOP)
-    return {"domain": domain, "task_id": task.id, "case": case, "note": note,
-            "termination_reason": termination, "messages": s.messages,
-            "our_db_hash": list(s.world.db_hashes()), "changed": changed_tools,
-            "raw_emulation": case in RAW_CASES}
 
 
 # --------------------------------------------------------------------------------------
@@ -725,7 +286,7 @@ def parse_list(text: str, allowed: Iterable[str], what: str) -> list[str]:
     return items
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--peer-python", default=DEFAULT_PEER_PYTHON)
     ap.add_argument("--domains", default=",".join(DOMAINS))
@@ -739,11 +300,12 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"create the peer venv at {PEER_VENV} first (PyPI)")
     ap.add_argument("--quick", action="store_true",
                     help="2 tasks per domain; skip (exit 0) without peer venv or data (CI)")
-    args = ap.parse_args(argv)
-    if args.quick:
-        args.limit = args.limit or 2
-    domains = parse_list(args.domains, DOMAINS, "domain")
-    cases = parse_list(args.cases, CASES, "case")
+    return ap
+
+
+def peer_or_exit(args: argparse.Namespace) -> str | int:
+    """The peer's versions, or the exit status when there is no comparison to run: 0 for a
+    `--quick` skip (its JSON line printed), 2 for a missing or broken peer interpreter."""
     data = os.environ.get("TAU2_DATA_DIR")
     if args.quick and not (data and Path(data, "domains").is_dir()):
         print(json.dumps({"skipped": f"no τ² data: TAU2_DATA_DIR={data!r} has no domains/"}))
@@ -751,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.create_peer_venv:
         args.peer_python = create_peer_venv(PEER_VENV)
     try:
-        peer_version = check_peer(args.peer_python)
+        return check_peer(args.peer_python)
     except SystemExit as e:
         print(f"tau2_peer_comparison: {e}", file=sys.stderr)
         if args.quick:
@@ -759,38 +321,30 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return 2
 
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
-    console = Console()
-    console.print(f"peer: {args.peer_python} ({peer_version})")
-    t0 = time.perf_counter()
-    tasks = {d: load_our_tasks(d) for d in domains}
-    records: list[dict[str, Any]] = []
-    for d in domains:
-        ids = list(tasks[d])[: args.limit] if args.limit else list(tasks[d])
-        for tid in ids:
-            for case in cases:
-                rec = build_case(d, tasks[d][tid], case)
-                if rec is not None:
-                    rec["key"] = f"{d}/{tid}/{case}"
-                    records.append(rec)
-    console.print(f"{len(records)} scripted conversations built in "
-                  f"{time.perf_counter() - t0:.0f}s; grading (peer runs in parallel)…")
+@dataclass
+class Graded:
+    """Both rewards of every conversation, by key, and how long each side took."""
 
+    ours: dict[str, dict[str, Any]]
+    theirs: dict[str, dict[str, Any]]
+    seconds_ours: float
+    seconds_peer: float
+
+
+def grade_both(records: list[dict[str, Any]], tasks: dict[str, dict[str, Any]],
+               peer_python: str, jobs: int) -> Graded | None:
+    """The peer driver in `jobs` processes (round robin, so that every shard gets every
+    domain) while ours grades here; None (the driver's stderr printed) if one fails."""
     with tempfile.TemporaryDirectory(prefix="tau2_peer_") as tmp:
-        drv = Path(tmp, "driver.py")
-        drv.write_text(PEER_DRIVER, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        jobs = max(1, args.peer_jobs)
         shards = []
-        for i in range(jobs):  # round robin, so that every shard gets every domain
+        for i in range(jobs):
             inp, outp, errp = (Path(tmp, f"{name}{i}") for name in ("in", "out", "err"))
             inp.write_text("".join(json.dumps(r) + "\n" for r in records[i::jobs]),
                            encoding="utf-8")
             with errp.open("w") as err:
-                proc = subprocess.Popen([args.peer_python, str(drv), str(inp), str(outp)],
+                proc = subprocess.Popen([peer_python, str(PEER_DRIVER), str(inp), str(outp)],
                                         stdout=subprocess.DEVNULL, stderr=err, env=env,
                                         cwd=tmp)
             shards.append((proc, outp, errp))
@@ -803,70 +357,105 @@ def main(argv: list[str] | None = None) -> int:
             if proc.returncode != 0 or not outp.exists():
                 print(f"peer driver failed (exit {proc.returncode}):\n"
                       f"{errp.read_text()[-4000:]}", file=sys.stderr)
-                return 1
+                return None
             theirs.update((r["key"], r) for r in map(json.loads, outp.read_text().splitlines()))
-        t_peer = time.perf_counter() - t1
-    console.print(f"ours graded in {t_ours:.0f}s, peer finished after {t_peer:.0f}s")
+        return Graded(ours, theirs, t_ours, time.perf_counter() - t1)
 
-    # ---- comparison ---------------------------------------------------------------
-    cell: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    by_cause: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(lambda: defaultdict(list))
-    examples: dict[str, str] = {}
-    tool_diffs: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    tool_diff_example: dict[tuple[str, str], str] = {}
-    hash_diffs: dict[tuple[str, str], list[str]] = defaultdict(list)
-    typing_cells: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    ours_vs_upstream: dict[tuple[str, str], list[str]] = defaultdict(list)
-    raw_error_example: dict[tuple[str, str], str] = {}
-    for r in records:
+
+def _cells() -> defaultdict[tuple[str, str], Counter[str]]:
+    return defaultdict(Counter)
+
+
+@dataclass
+class Comparison:
+    """The two rewards of every conversation compared, per (domain, case) cell: agreement
+    counts, disagreements by cause, upstream emulation of the typing cases, and the
+    environment cross-check (final DB hashes, tool results)."""
+
+    cell: defaultdict[tuple[str, str], Counter[str]] = field(default_factory=_cells)
+    by_cause: defaultdict[str, defaultdict[tuple[str, str], list[str]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    examples: dict[str, str] = field(default_factory=dict)
+    tool_diffs: defaultdict[tuple[str, str], Counter[str]] = field(default_factory=_cells)
+    tool_diff_example: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    hash_diffs: defaultdict[tuple[str, str], list[str]] = field(
+        default_factory=lambda: defaultdict(list))
+    typing_cells: defaultdict[tuple[str, str], Counter[str]] = field(default_factory=_cells)
+    ours_vs_upstream: defaultdict[tuple[str, str], list[str]] = field(
+        default_factory=lambda: defaultdict(list))
+    raw_error_example: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def add(self, r: dict[str, Any], o: dict[str, Any], t: dict[str, Any]) -> None:
+        """One conversation (`o` ours, `t` theirs); its rewards are written into `r`."""
+        self._rewards(r, o, t)
+        if "reward_raw" in t:
+            self._upstream(r, o, t)
+        self._environment(r, t)
+        r["reward_ours"], r["reward_theirs"] = o["reward"], t.get("reward")
+        r["peer_explanation"] = t.get("explanation") or t.get("error")
+
+    def _rewards(self, r: dict[str, Any], o: dict[str, Any], t: dict[str, Any]) -> None:
         key, d, case = r["key"], r["domain"], r["case"]
-        o, t = ours[key], theirs.get(key, {"reward": None, "error": "no result"})
-        c = cell[(d, case)]
+        c = self.cell[(d, case)]
         c["n"] += 1
         c["ours_1"] += o["reward"] == 1.0
         c["theirs_1"] += t.get("reward") == 1.0
         c["peer_error"] += t.get("reward") is None
         if o["reward"] == t.get("reward"):
             c["agree"] += 1
-        else:
-            c["disagree"] += 1
-            cause = classify(d, case, o, t)
-            by_cause[cause][(d, case)].append(r["task_id"])
-            peer_says = (t.get("explanation") or t.get("error") or "")[:160]
-            examples.setdefault(cause, f"{key}: ours {o['reward']}, theirs {t.get('reward')}"
-                                + (f" [{r['note']}]" if r["note"] else "")
-                                + f" — peer: {peer_says!r}")
-        if "reward_raw" in t:
-            up = typing_cells[(d, case)]
-            up["n"] += 1
-            up["ours_eq_upstream"] += o["reward"] == t["reward_raw"]
-            up["peer_eq_upstream"] += t.get("reward") == t["reward_raw"]
-            up["upstream_1"] += t["reward_raw"] == 1.0
-            if o["reward"] != t["reward_raw"]:
-                ours_vs_upstream[(d, case)].append(
-                    f"{r['task_id']} [{', '.join(r['changed'])}: ours {o['reward']:.0f}, "
-                    f"upstream {t['reward_raw']:.0f}]")
-                raw_error_example.setdefault((d, case), "; ".join(t.get("raw_errors") or [])
-                                             or "no upstream error")
+            return
+        c["disagree"] += 1
+        cause = classify(d, case, o, t)
+        self.by_cause[cause][(d, case)].append(r["task_id"])
+        peer_says = (t.get("explanation") or t.get("error") or "")[:160]
+        self.examples.setdefault(cause, f"{key}: ours {o['reward']}, theirs {t.get('reward')}"
+                                 + (f" [{r['note']}]" if r["note"] else "")
+                                 + f" — peer: {peer_says!r}")
+
+    def _upstream(self, r: dict[str, Any], o: dict[str, Any], t: dict[str, Any]) -> None:
+        d, case = r["domain"], r["case"]
+        up = self.typing_cells[(d, case)]
+        up["n"] += 1
+        up["ours_eq_upstream"] += o["reward"] == t["reward_raw"]
+        up["peer_eq_upstream"] += t.get("reward") == t["reward_raw"]
+        up["upstream_1"] += t["reward_raw"] == 1.0
+        if o["reward"] != t["reward_raw"]:
+            self.ours_vs_upstream[(d, case)].append(
+                f"{r['task_id']} [{', '.join(r['changed'])}: ours {o['reward']:.0f}, "
+                f"upstream {t['reward_raw']:.0f}]")
+            self.raw_error_example.setdefault((d, case), "; ".join(t.get("raw_errors") or [])
+                                              or "no upstream error")
+
+    def _environment(self, r: dict[str, Any], t: dict[str, Any]) -> None:
+        key, d, case = r["key"], r["domain"], r["case"]
         if t.get("db_hash") is not None:
             which = [name for name, mine, their in zip(("agent DB", "user DB"), r["our_db_hash"],
                                                        t["db_hash"], strict=True)
                      if mine != their]
             if which:
-                hash_diffs[(d, case)].append(f"{r['task_id']} ({', '.join(which)})")
+                self.hash_diffs[(d, case)].append(f"{r['task_id']} ({', '.join(which)})")
         for diff in tool_output_diffs(r, t):
             what = diff.split(" (")[0]
-            tool_diffs[(d, case)][what] += 1
-            tool_diff_example.setdefault((d, case, what), f"{key}: {diff}")
-        r["reward_ours"], r["reward_theirs"] = o["reward"], t.get("reward")
-        r["peer_explanation"] = t.get("explanation") or t.get("error")
+            self.tool_diffs[(d, case)][what] += 1
+            self.tool_diff_example.setdefault((d, case, what), f"{key}: {diff}")
 
+
+def compare(records: list[dict[str, Any]], graded: Graded) -> Comparison:
+    comparison = Comparison()
+    for r in records:
+        comparison.add(r, graded.ours[r["key"]],
+                       graded.theirs.get(r["key"], {"reward": None, "error": "no result"}))
+    return comparison
+
+
+def print_agreement(console: Console, comp: Comparison, domains: list[str],
+                    cases: list[str]) -> None:
     table = Table(title="τ² reward agreement, ours vs inspect-evals (scripted conversations)")
     for col in ("domain", "case", "n", "agree", "disagree", "ours=1", "theirs=1", "peer err"):
         table.add_column(col, justify="left" if col in ("domain", "case") else "right")
     for d in domains:
         for case in cases:
-            c = cell.get((d, case))
+            c = comp.cell.get((d, case))
             if c is None:
                 table.add_row(d, case, "n/a", "", "", "", "", "")
                 continue
@@ -876,77 +465,123 @@ def main(argv: list[str] | None = None) -> int:
         table.add_section()
     console.print(table)
 
+
+def print_causes(console: Console, comp: Comparison) -> None:
     console.print("\n[bold]Disagreements by cause[/bold]")
-    if not by_cause:
+    if not comp.by_cause:
         console.print("none")
-    for cause, cells in sorted(by_cause.items(), key=lambda kv: -sum(map(len, kv[1].values()))):
+    for cause, cells in sorted(comp.by_cause.items(),
+                               key=lambda kv: -sum(map(len, kv[1].values()))):
         total = sum(map(len, cells.values()))
         console.print(f"\n[bold]{escape(describe(cause))}[/bold] — "
                       f"{total} conversation(s)")
-        console.print(escape(f"  example: {examples[cause]}"))
+        console.print(escape(f"  example: {comp.examples[cause]}"))
         for (d, case), ids in sorted(cells.items()):
-            n = cell[(d, case)]["n"]
+            n = comp.cell[(d, case)]["n"]
             shown = f"all {n} applicable tasks" if len(ids) == n else _ids(ids)
             console.print(escape(f"  {d}/{case} ({len(ids)}/{n}): {shown}"))
 
+
+def print_typing(console: Console, comp: Comparison) -> None:
     console.print("\n[bold]Argument-typing cases vs upstream execution[/bold] (emulated: "
                   "unconverted arguments straight to the peer's toolkit methods)")
-    if not typing_cells:
+    if not comp.typing_cells:
         console.print("none run")
-    for (d, case), up in sorted(typing_cells.items()):
+    for (d, case), up in sorted(comp.typing_cells.items()):
         console.print(escape(f"  {d}/{case}: n {up['n']}, upstream=1 {up['upstream_1']}, "
                              f"ours==upstream {up['ours_eq_upstream']}, "
                              f"peer==upstream {up['peer_eq_upstream']}"))
-        if ours_vs_upstream.get((d, case)):
-            console.print(escape(f"    ours != upstream: {_ids(ours_vs_upstream[(d, case)], 8)}"))
-            console.print(escape(f"    upstream errors e.g.: {raw_error_example[(d, case)][:200]}"))
+        if comp.ours_vs_upstream.get((d, case)):
+            console.print(escape("    ours != upstream: "
+                                 f"{_ids(comp.ours_vs_upstream[(d, case)], 8)}"))
+            console.print(escape("    upstream errors e.g.: "
+                                 f"{comp.raw_error_example[(d, case)][:200]}"))
 
+
+def print_environment(console: Console, comp: Comparison, domains: list[str]) -> None:
     console.print("\n[bold]Environment cross-check: final DB hashes that differ "
                   "(ours vs theirs, after the same calls)[/bold]")
-    if not hash_diffs:
+    if not comp.hash_diffs:
         console.print("none")
     for d in domains:
-        per_case = {case: items for (dd, case), items in hash_diffs.items() if dd == d}
+        per_case = {case: items for (dd, case), items in comp.hash_diffs.items() if dd == d}
         if not per_case:
             continue
         tasks_hit = sorted({i for items in per_case.values() for i in items})
         console.print(escape(f"  {d}: " + ", ".join(
-            f"{case} {len(items)}/{cell[(d, case)]['n']}" for case, items in per_case.items())))
+            f"{case} {len(items)}/{comp.cell[(d, case)]['n']}"
+            for case, items in per_case.items())))
         console.print(escape(f"    tasks: {_ids(tasks_hit, 8)}"))
     console.print("\n[bold]Environment cross-check: tool results that differ[/bold]")
-    if not tool_diffs:
+    if not comp.tool_diffs:
         console.print("none")
     grouped: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for (d, case), diffs in tool_diffs.items():
+    for (d, case), diffs in comp.tool_diffs.items():
         for what, n in diffs.items():
             grouped[(d, what)][case] += n
     for (d, what), per_case in sorted(grouped.items()):
-        example = next(tool_diff_example[(d, case, what)] for case in per_case)
+        example = next(comp.tool_diff_example[(d, case, what)] for case in per_case)
         console.print(escape(f"  {d}: {what} — " + ", ".join(
             f"{case} ×{n}" for case, n in per_case.most_common())))
         console.print(escape(f"    e.g. {example[:220]}"))
 
-    if args.out:
-        args.out.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-        console.print(f"\nrecords written to {args.out}")
 
-    summary = {
+def summary(comp: Comparison, peer_version: str, conversations: int, domains: list[str],
+            cases: list[str]) -> dict[str, Any]:
+    """The one JSON line the run ends with."""
+    cell = comp.cell
+    return {
         "peer": peer_version,
-        "conversations": len(records),
+        "conversations": conversations,
         "agree": sum(c["agree"] for c in cell.values()),
         "disagree": sum(c["disagree"] for c in cell.values()),
         "peer_errors": sum(c["peer_error"] for c in cell.values()),
         "cells": {f"{d}/{case}": {k: cell[(d, case)][k] for k in
                                   ("n", "agree", "disagree", "ours_1", "theirs_1", "peer_error")}
                   for d in domains for case in cases if (d, case) in cell},
-        "causes": {cause: sum(map(len, cells.values())) for cause, cells in by_cause.items()},
+        "causes": {cause: sum(map(len, cells.values()))
+                   for cause, cells in comp.by_cause.items()},
         "upstream_emulated": {f"{d}/{case}": dict(up) for (d, case), up in
-                              sorted(typing_cells.items())},
-        "db_hash_diffs": {f"{d}/{case}": len(v) for (d, case), v in sorted(hash_diffs.items())},
+                              sorted(comp.typing_cells.items())},
+        "db_hash_diffs": {f"{d}/{case}": len(v)
+                          for (d, case), v in sorted(comp.hash_diffs.items())},
         "tool_result_diffs": {f"{d}/{case}": sum(v.values())
-                              for (d, case), v in sorted(tool_diffs.items())},
+                              for (d, case), v in sorted(comp.tool_diffs.items())},
     }
-    print(json.dumps(summary))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.quick:
+        args.limit = args.limit or 2
+    domains = parse_list(args.domains, DOMAINS, "domain")
+    cases = parse_list(args.cases, CASES, "case")
+    peer_version = peer_or_exit(args)
+    if isinstance(peer_version, int):
+        return peer_version
+
+    console = Console()
+    console.print(f"peer: {args.peer_python} ({peer_version})")
+    t0 = time.perf_counter()
+    tasks = {d: load_our_tasks(d) for d in domains}
+    records = build_records(tasks, cases, args.limit)
+    console.print(f"{len(records)} scripted conversations built in "
+                  f"{time.perf_counter() - t0:.0f}s; grading (peer runs in parallel)…")
+    graded = grade_both(records, tasks, args.peer_python, max(1, args.peer_jobs))
+    if graded is None:
+        return 1
+    console.print(f"ours graded in {graded.seconds_ours:.0f}s, peer finished after "
+                  f"{graded.seconds_peer:.0f}s")
+
+    comparison = compare(records, graded)
+    print_agreement(console, comparison, domains, cases)
+    print_causes(console, comparison)
+    print_typing(console, comparison)
+    print_environment(console, comparison, domains)
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        console.print(f"\nrecords written to {args.out}")
+    print(json.dumps(summary(comparison, peer_version, len(records), domains, cases)))
     return 0
 
 
