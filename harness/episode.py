@@ -20,12 +20,14 @@ stop tool, stop tokens from the agent, whether a stop token beside a tool call s
 a message with neither text nor calls does (retried, forwarded or ending the episode), and
 how a call that could not be decoded is answered (refused, or ending the episode).
 
-Progress is written to the sample's store (`EpisodeProgress`, a typed `StoreModel`)
-after every step, with the canonical `Message` record of everything said and every
-call made. A token, time or message limit (or an error) therefore leaves the evidence
-in the log and `termination` set, and scorers can always score. Tool calls and results
-also appear in Inspect's transcript as tool events, so `inspect view` shows them, while
-each model is sent exactly its benchmark's messages.
+Progress is written to the episode's `EpisodeProgress` (a typed `StoreModel`; by default
+the sample's, which scorers read; a caller running episodes side by side, like
+QueryGen's k rollouts, passes each its own) after every step, with the canonical
+`Message` record of everything said and every call made. A token, time or message
+limit (or an error) therefore leaves the evidence in the log and `termination` set, and
+scorers can always score. Tool calls and results also appear in Inspect's transcript as
+tool events, so `inspect view` shows them, while each model is sent exactly its
+benchmark's messages.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from typing import Any, Literal
 
 import anyio
 from inspect_ai.event import ToolEvent
-from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -51,8 +52,8 @@ from inspect_ai.tool import ToolCallError, ToolChoice, ToolInfo
 from inspect_ai.util import LimitExceededError, StoreModel, store_as
 from pydantic import BaseModel, Field
 
-from harness import raw_arguments
-from harness.gold import GoldPolicy, Position, publish
+from harness import inspect_compat, raw_arguments
+from harness.gold import GoldPolicy, Position, channel, publish
 from harness.tool_backends import ToolBackend
 from harness.trajectory import Message, MessageCall, Role
 
@@ -244,10 +245,15 @@ class Episode:
 
     def __init__(self, agent: Side, backend: ToolBackend, rules: Rules,
                  user: ScriptedUser | SimulatedUser | None = None,
-                 gold: GoldPolicy | None = None) -> None:
+                 gold: GoldPolicy | None = None,
+                 progress: EpisodeProgress | None = None) -> None:
+        """`progress`: where the loop writes (and, before each model call, publishes to
+        the offline providers); default the running sample's (`store_as`). Pass
+        `EpisodeProgress(store=Store())` to run beside other episodes of one sample, or
+        outside any sample."""
         self.agent, self.backend, self.rules, self.user, self.gold = (
             agent, backend, rules, user, gold)
-        self.progress = store_as(EpisodeProgress)
+        self.progress = progress if progress is not None else store_as(EpisodeProgress)
         self.messages: list[Message] = []
         self.turn = -1
         self.steps = self.errors = self.turn_tool_steps = self.tool_calls = 0
@@ -276,6 +282,11 @@ class Episode:
     # -- running ----------------------------------------------------------------------
 
     async def run(self) -> EpisodeProgress:
+        with channel(self.progress.store):
+            await self._run()
+        return self.progress
+
+    async def _run(self) -> None:
         try:
             if self.user is None:  # alone, the agent's work is one turn
                 self._begin_turn()
@@ -300,7 +311,6 @@ class Episode:
                     self.progress.final_state = await self.backend.snapshot()
                 except Exception as e:  # noqa: BLE001 - the evidence so far is kept
                     self.progress.detail = f"final snapshot failed: {e!r}"
-        return self.progress
 
     def _save(self) -> None:
         """Write the progress fields. Straight into the store: StoreModel's setattr
@@ -310,7 +320,7 @@ class Episode:
         for name, value in (("messages", self.messages), ("turn", self.turn),
                             ("steps", self.steps), ("tool_errors", self.errors),
                             ("termination", self.termination)):
-            p.store.set(p._ns_name(name), value)
+            p.store.set(inspect_compat.store_key(EpisodeProgress, name, p.instance), value)
 
     def _end(self, reason: Termination) -> None:
         self.termination = reason
@@ -503,6 +513,6 @@ def message_record(message: ChatMessageAssistant, role: Role, raw: dict[str, str
 
 def _tool_event(invocation: Invocation, text: str, ok: bool) -> None:
     """Show the call in Inspect's transcript (the model saw `text` as its result)."""
-    transcript()._event(ToolEvent(
+    inspect_compat.record_event(ToolEvent(
         id=invocation.id, function=invocation.name, arguments=invocation.arguments,
         result=text, error=None if ok else ToolCallError("unknown", text)))

@@ -12,7 +12,8 @@ tokens a turn for `hf/`).
 from __future__ import annotations
 
 from inspect_ai.model import GenerateConfig, Model
-from inspect_ai.model._generate_config import active_generate_config
+
+from harness.inspect_compat import cli_generate_config
 
 __all__ = ["role_config"]
 
@@ -20,7 +21,7 @@ __all__ = ["role_config"]
 def role_config(model: Model, temperature: float | None, seed: int | None = None
                 ) -> GenerateConfig:
     """The sampling config one role's requests carry (None: not sent)."""
-    cli = active_generate_config()
+    cli = cli_generate_config()
     own = model.config
     return GenerateConfig(
         temperature=next((t for t in (own.temperature, cli.temperature, temperature)

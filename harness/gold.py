@@ -2,8 +2,9 @@
 
 The episode loop (`harness.episode`) knows, before each model call, *who* is about to
 speak and *where* in the episode it is (`Position`), and — when the benchmark supplies
-a `GoldPolicy` — what the gold next message would be. It publishes both in the
-sample's store (`ModelCallContext`) right before calling the model. `envfactory/oracle`
+a `GoldPolicy` — what the gold next message would be. It publishes both in its
+episode's store (`ModelCallContext`; the sample's store unless the episode was given its
+own, see `channel`) right before calling the model. `envfactory/oracle`
 plays the published gold; `envfactory/replay` plays the recorded message at that
 position. Neither provider knows any benchmark: this module is their whole interface.
 """
@@ -11,12 +12,15 @@ position. Neither provider knows any benchmark: this module is their whole inter
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
-from inspect_ai.util import StoreModel, store
+from inspect_ai.util import Store, StoreModel, store
 from pydantic import BaseModel, Field
 
+from harness import inspect_compat
 from harness.trajectory import Role
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "Position",
     "Script",
     "ScriptPolicy",
+    "channel",
     "parse_call",
     "publish",
     "published",
@@ -62,8 +67,30 @@ class ModelCallContext(StoreModel):
     gold: GoldMessage | None = None
 
 
-_POSITION_KEY = f"{ModelCallContext.__name__}:position"
-_GOLD_KEY = f"{ModelCallContext.__name__}:gold"
+_POSITION_KEY = inspect_compat.store_key(ModelCallContext, "position")
+_GOLD_KEY = inspect_compat.store_key(ModelCallContext, "gold")
+
+#: the store of the episode running in this task (None: the sample's, `store()`)
+_episode_store: ContextVar[Store | None] = ContextVar("envfactory_episode_store",
+                                                      default=None)
+
+
+@contextmanager
+def channel(episode_store: Store) -> Iterator[None]:
+    """Publish into `episode_store` inside the block (this task and those it starts).
+
+    An episode with its own store (QueryGen runs k of them at once in one sample) sets
+    it here, so each provider call reads its own episode's position and gold."""
+    token = _episode_store.set(episode_store)
+    try:
+        yield
+    finally:
+        _episode_store.reset(token)
+
+
+def _store() -> Store:
+    own = _episode_store.get()
+    return own if own is not None else store()
 
 
 def publish(position: Position, gold: GoldMessage | None) -> None:
@@ -72,14 +99,14 @@ def publish(position: Position, gold: GoldMessage | None) -> None:
     Written straight into the store under `ModelCallContext`'s keys (so `store_as(
     ModelCallContext)` reads them): binding a StoreModel re-validates its fields, and
     this runs before every model call."""
-    s = store()
+    s = _store()
     s.set(_POSITION_KEY, position)
     s.set(_GOLD_KEY, gold)
 
 
 def published() -> tuple[Position | None, GoldMessage | None]:
     """What the loop published for the model call in progress (see `publish`)."""
-    s = store()
+    s = _store()
     position, gold = s.get(_POSITION_KEY), s.get(_GOLD_KEY)
     return (Position.model_validate(position) if isinstance(position, dict) else position,
             GoldMessage.model_validate(gold) if isinstance(gold, dict) else gold)

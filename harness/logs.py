@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalSample, read_eval_log_samples
-from inspect_ai.util._store import Store
+from inspect_ai.util import Store
 
 from envs.world import split_name
 from harness.episode import EpisodeProgress

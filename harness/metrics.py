@@ -28,12 +28,12 @@ from inspect_ai.scorer import (
     Metric,
     SampleScore,
     Score,
+    ScoreReducer,
     ValueToFloat,
     metric,
     score_reducer,
     value_to_float,
 )
-from inspect_ai.scorer._reducer.types import ScoreReducer
 
 __all__ = [
     "average_at",

@@ -19,15 +19,15 @@ the model wrote them, malformed JSON included, where Inspect re-serialises its p
 messages had null content, by Inspect message id) is remembered for the block, and
 Inspect's OpenAI serialisers (`openai_chat_message` / `openai_chat_tool_call_param` for
 Chat Completions and the OpenAI-compatible providers,
-`_tool_call_items_from_assistant_message` for the Responses API; all looked up through
-their module's globals) are wrapped once to send what was remembered for that tool call
-id or message id; calls and messages without a record, and everything outside
+`_tool_call_items_from_assistant_message` for the Responses API; Inspect internals,
+replaced through `harness.inspect_compat`) are wrapped once to send what was remembered
+for that tool call id or message id; calls and messages without a record, and everything outside
 `resend()`, go out as Inspect builds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -35,6 +35,8 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, Model
 from inspect_ai.tool import ToolCall
+
+from harness import inspect_compat
 
 __all__ = ["Resent", "capture", "install", "parse_response", "resend"]
 
@@ -57,16 +59,15 @@ class Resent:
 
 _resend: ContextVar[Resent | None] = ContextVar("envfactory_raw_arguments_resend",
                                                 default=None)
-_WRAPPED = "__envfactory_raw_arguments__"
 
 
 def install(model: Model) -> Model:
     """Wrap `model.api.generate` (once per model object) to feed `capture()`."""
-    api = model.api
-    if getattr(api, _WRAPPED, False):
-        return model
-    inner = api.generate
+    inspect_compat.wrap_model_api_generate(model, _capturing)
+    return model
 
+
+def _capturing(inner: Callable[..., Any]) -> Callable[..., Any]:
     async def generate(*args: Any, **kwargs: Any) -> Any:
         result = await inner(*args, **kwargs)
         found, resent = _capture.get(), _resend.get()
@@ -84,9 +85,7 @@ def install(model: Model) -> Model:
                     resent.null_content.add(message.id)
         return result
 
-    api.generate = generate  # type: ignore[method-assign]
-    setattr(api, _WRAPPED, True)
-    return model
+    return generate
 
 
 @contextmanager
@@ -116,47 +115,46 @@ def resend(arguments: bool = True) -> Iterator[Resent]:
 
 def _install_serialisers() -> None:
     """Wrap Inspect's OpenAI tool-call serialisers once (idempotent)."""
-    from inspect_ai.model import _openai, _openai_responses
+    inspect_compat.wrap_openai_chat_message(_chat_message)
+    inspect_compat.wrap_openai_chat_tool_call_param(_chat_tool_call_param)
+    inspect_compat.wrap_openai_responses_tool_call_items(_responses_tool_call_items)
 
-    chat_message = _openai.openai_chat_message
-    if not getattr(chat_message, _WRAPPED, False):
-        async def openai_chat_message(message: ChatMessage, *args: Any, **kwargs: Any) -> Any:
-            param = await chat_message(message, *args, **kwargs)
-            resent = _resend.get()
-            if (resent is not None and isinstance(message, ChatMessageAssistant)
-                    and not message.text and message.id in resent.null_content):
-                param["content"] = None  # type: ignore[arg-type]
-            return param
 
-        setattr(openai_chat_message, _WRAPPED, True)
-        _openai.openai_chat_message = openai_chat_message  # type: ignore[assignment]
+def _chat_message(inner: Callable[..., Any]) -> Callable[..., Any]:
+    async def openai_chat_message(message: ChatMessage, *args: Any, **kwargs: Any) -> Any:
+        param = await inner(message, *args, **kwargs)
+        resent = _resend.get()
+        if (resent is not None and isinstance(message, ChatMessageAssistant)
+                and not message.text and message.id in resent.null_content):
+            param["content"] = None
+        return param
 
-    chat = _openai.openai_chat_tool_call_param
-    if not getattr(chat, _WRAPPED, False):
-        def openai_chat_tool_call_param(tool_call: ToolCall) -> Any:
-            param = chat(tool_call)
-            resent = _resend.get()
-            raw = resent.arguments.get(tool_call.id) if resent is not None else None
-            if raw is not None:
-                param["function"]["arguments"] = raw
-            return param
+    return openai_chat_message
 
-        setattr(openai_chat_tool_call_param, _WRAPPED, True)
-        _openai.openai_chat_tool_call_param = openai_chat_tool_call_param  # type: ignore[assignment]
 
-    responses = _openai_responses._tool_call_items_from_assistant_message
-    if not getattr(responses, _WRAPPED, False):
-        def tool_call_items(message: ChatMessageAssistant, *args: Any, **kwargs: Any) -> Any:
-            items: list[dict[str, Any]] = responses(message, *args, **kwargs)  # type: ignore[assignment]
-            resent = _resend.get()
-            sent = resent.arguments if resent is not None else {}
-            for item in items:
-                if item.get("type") == "function_call" and item.get("call_id") in sent:
-                    item["arguments"] = sent[item["call_id"]]
-            return items
+def _chat_tool_call_param(inner: Callable[..., Any]) -> Callable[..., Any]:
+    def openai_chat_tool_call_param(tool_call: ToolCall) -> Any:
+        param = inner(tool_call)
+        resent = _resend.get()
+        raw = resent.arguments.get(tool_call.id) if resent is not None else None
+        if raw is not None:
+            param["function"]["arguments"] = raw
+        return param
 
-        setattr(tool_call_items, _WRAPPED, True)
-        _openai_responses._tool_call_items_from_assistant_message = tool_call_items  # type: ignore[assignment]
+    return openai_chat_tool_call_param
+
+
+def _responses_tool_call_items(inner: Callable[..., Any]) -> Callable[..., Any]:
+    def tool_call_items(message: ChatMessageAssistant, *args: Any, **kwargs: Any) -> Any:
+        items: list[dict[str, Any]] = inner(message, *args, **kwargs)
+        resent = _resend.get()
+        sent = resent.arguments if resent is not None else {}
+        for item in items:
+            if item.get("type") == "function_call" and item.get("call_id") in sent:
+                item["arguments"] = sent[item["call_id"]]
+        return items
+
+    return tool_call_items
 
 
 def _null_content(response: Any) -> bool:

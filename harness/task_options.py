@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from inspect_ai._util.error import PrerequisiteError
+from harness.inspect_compat import PrerequisiteError
 
 __all__ = ["TaskOptionError", "boolean", "directory", "integer", "number", "one_of",
            "parsed"]

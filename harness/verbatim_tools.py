@@ -14,7 +14,8 @@ content-addressed table (`options[VERBATIM_KEY]`, a sha256 of both objects):
 - Responses API: `_tool_param_for_tool_info` (module `inspect_ai.model._openai_responses`,
   looked up the same way by `openai_responses_tools`)
 
-are wrapped once, idempotently, to return the registered object where the key is present
+are wrapped once, idempotently (through `harness.inspect_compat`: both are Inspect
+internals), to return the registered object where the key is present
 and to delegate to Inspect otherwise, so tools without the key are untouched.
 
 Only the key is stored on the tool, not the objects: Inspect copies every tool and writes
@@ -32,17 +33,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from inspect_ai.model import _openai, _openai_responses
 from inspect_ai.tool import ToolInfo
+
+from harness import inspect_compat
 
 __all__ = ["VERBATIM_KEY", "install", "registered", "responses_form", "verbatim"]
 
 #: `ToolInfo.options` key holding the content key of the tool's official objects
 VERBATIM_KEY = "__envfactory_verbatim__"
-_WRAPPED = "__envfactory_verbatim_tools__"
 
 #: content key -> (Chat Completions object, Responses object); immutable once stored
 _OBJECTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -91,25 +92,26 @@ def registered(tool: ToolInfo) -> tuple[dict[str, Any], dict[str, Any]] | None:
 def install() -> None:
     """Wrap Inspect's chat and Responses tool converters once (idempotent; a no-op for
     tools without a registered key)."""
-    chat_inner = _openai.openai_chat_tool_param
-    if getattr(chat_inner, _WRAPPED, False):
-        return
-    responses_inner = _openai_responses._tool_param_for_tool_info
+    inspect_compat.wrap_openai_chat_tool_param(_chat_tool_param)
+    inspect_compat.wrap_openai_responses_tool_param(_responses_tool_param)
 
+
+def _chat_tool_param(inner: Callable[..., Any]) -> Callable[..., Any]:
     def openai_chat_tool_param(tool: ToolInfo, exclude: set[str] | None = None) -> Any:
         objects = registered(tool)
         if objects is not None:
             return objects[0]  # read-only: the SDK serialises it, nothing mutates it
-        return chat_inner(tool, exclude=exclude)
+        return inner(tool, exclude=exclude)
 
+    return openai_chat_tool_param
+
+
+def _responses_tool_param(inner: Callable[..., Any]) -> Callable[..., Any]:
     def _tool_param_for_tool_info(tool: ToolInfo, model_name: str, config: Any,
                                   is_latest: bool = False) -> Any:
         objects = registered(tool)
         if objects is not None:
             return objects[1]
-        return responses_inner(tool, model_name, config, is_latest)
+        return inner(tool, model_name, config, is_latest)
 
-    for hook in (openai_chat_tool_param, _tool_param_for_tool_info):
-        setattr(hook, _WRAPPED, True)
-    _openai.openai_chat_tool_param = openai_chat_tool_param  # type: ignore[assignment]
-    _openai_responses._tool_param_for_tool_info = _tool_param_for_tool_info  # type: ignore[assignment]
+    return _tool_param_for_tool_info

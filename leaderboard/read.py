@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-# Inspect's own runner: one event loop with the async file system its readers need
-from inspect_ai._util._async import run_coroutine
+import anyio
 from inspect_ai.log import (
     EvalLog,
     EvalSampleSummary,
@@ -163,7 +162,7 @@ def read_logs(paths: list[Path], on_done: Callable[[], None] | None = None
 
         return list(await asyncio.gather(*(one(p) for p in paths)))
 
-    return run_coroutine(run())
+    return anyio.run(run)
 
 
 async def read_log(path: Path) -> LogRecord | SkippedLog:

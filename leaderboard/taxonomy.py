@@ -32,8 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-# Inspect's own runner: one event loop with the async file system its readers need
-from inspect_ai._util._async import run_coroutine
+import anyio
 from inspect_ai.log import EvalSample
 
 from harness.logs import trajectory_of
@@ -235,7 +234,7 @@ def classify_logs(records: list[LogRecord], max_per_log: int | None = None
         limit = asyncio.Semaphore(16)
         return list(await asyncio.gather(*(one(rec, limit) for rec in records)))
 
-    return run_coroutine(run())
+    return anyio.run(run)
 
 
 def _chunks(records: list[LogRecord], size: int) -> list[list[LogRecord]]:

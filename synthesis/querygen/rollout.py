@@ -1,9 +1,9 @@
 """Solver rollouts: one candidate solution of one turn, run by the harness episode loop.
 
 Each candidate gets a fresh in-process `World` restored from the turn's start state and
-its own Inspect store (`init_subtask_store` in its own task), so k rollouts of one
-sample never share `EpisodeProgress`; this works inside an Inspect sample and outside
-one (tests, scripts) alike.
+its own `EpisodeProgress` on a fresh `Store` (handed to the `Episode`), so k rollouts of
+one sample never share progress or what the loop publishes to offline providers; this
+works inside an Inspect sample and outside one (tests, scripts) alike.
 """
 
 from __future__ import annotations
@@ -14,10 +14,18 @@ from typing import Any, TypeVar
 
 import anyio
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
-from inspect_ai.util._store import Store, init_subtask_store
+from inspect_ai.util import Store
 
 from envs.world import split_name
-from harness.episode import Episode, Rules, ScriptedUser, Side, SimulatedUser, UserTurn
+from harness.episode import (
+    Episode,
+    EpisodeProgress,
+    Rules,
+    ScriptedUser,
+    Side,
+    SimulatedUser,
+    UserTurn,
+)
 from harness.tool_backends import InProcessBackend
 from harness.trajectory import Call, Message
 from synthesis.querygen.prompts import SOLVER_SYSTEM, USER_STOP
@@ -52,11 +60,11 @@ class Candidate:
 
 
 async def run_isolated(jobs: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """Run `jobs` concurrently, each in its own task with its own fresh store."""
+    """Run `jobs` concurrently, each in its own task (so context-local state, like the
+    raw argument capture, stays its own); results in the order of `jobs`."""
     results: list[Any] = [None] * len(jobs)
 
     async def one(i: int) -> None:
-        init_subtask_store(Store())  # this task's context only: siblings are untouched
         results[i] = await jobs[i]()
 
     async with anyio.create_task_group() as tg:
@@ -68,15 +76,16 @@ async def run_isolated(jobs: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
 async def rollout(envs: list[str], start: dict[str, dict[str, Any]], history: list[ChatMessage],
                   query: str, solver: Model, max_solve: int, user: UserPlay | None = None
                   ) -> Candidate:
-    """One candidate for one turn (call inside `run_isolated`)."""
+    """One candidate for one turn, on its own world and progress store."""
     backend = InProcessBackend(envs, start)
+    own = EpisodeProgress(store=Store())
     agent = Side(role="assistant", model=solver,
                  history=[ChatMessageSystem(content=SOLVER_SYSTEM), *history],
                  tools=backend.tools())
     if user is None:
         rules = Rules(turn_step_limit=max_solve, end_episode_at_turn_step_limit=True)
         progress = await Episode(agent, backend, rules, user=ScriptedUser(
-            [UserTurn(messages=[ChatMessageUser(content=query)])])).run()
+            [UserTurn(messages=[ChatMessageUser(content=query)])]), progress=own).run()
     else:
         side = Side(role="user", model=user.model, history=[
             ChatMessageSystem(content=user.prompt),
@@ -84,7 +93,8 @@ async def rollout(envs: list[str], start: dict[str, dict[str, Any]], history: li
         rules = Rules(turn_step_limit=max_solve, end_episode_at_turn_step_limit=True,
                       max_steps=2 * user.max_messages * (max_solve + 2))
         progress = await Episode(agent, backend, rules,
-                                 user=SimulatedUser(side, stop_tokens=(USER_STOP,))).run()
+                                 user=SimulatedUser(side, stop_tokens=(USER_STOP,)),
+                                 progress=own).run()
     return candidate(envs, progress.messages, progress.final_state,
                      None if progress.termination is None else str(progress.termination))
 

@@ -47,8 +47,8 @@ from inspect_ai.util import JSONSchema, store_as
 from pydantic import BaseModel, JsonValue, computed_field
 
 from harness.episode import EpisodeProgress, Termination
+from harness.generation_config import role_config
 from harness.judge import judge_model
-from harness.sampling import role_config
 from harness.trajectory import Message
 from tasks._mcp_atlas.claims import extract_claims, judge_prompt, judge_schema, truncate_response
 from tasks._mcp_atlas.release import release

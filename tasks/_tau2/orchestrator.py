@@ -35,8 +35,8 @@ from envs.tau2.base import tau2_text
 from envs.tau2.tasks import Task
 from envs.tau2.world import Tau2World
 from harness.episode import Episode, Rules, Side, SimulatedUser, json_decode
+from harness.generation_config import role_config
 from harness.gold import GoldCall, GoldMessage, Position
-from harness.sampling import role_config
 from harness.tool_backends import RequestorBackend, tau2_tools
 from harness.trajectory import Role
 
@@ -192,7 +192,7 @@ def trial_seed(seed: int, epoch: int) -> int:
 
 def sampling(model: Model, epoch: int, temperature: float = TEMPERATURE,
              seed: int = SEED) -> GenerateConfig:
-    """Temperature and seed for one role's requests (`harness.sampling`: what the user
+    """Temperature and seed for one role's requests (`harness.generation_config`: what the user
     set wins), with `-T seed` derived per trial as upstream's `--seed`."""
     return role_config(model, temperature, trial_seed(seed, epoch))
 

@@ -43,8 +43,8 @@ from json_repair import repair_json
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from envs.vitabench.release import DEFAULT_REVISION, Language, release
+from harness.generation_config import role_config
 from harness.judge import judge_model, judge_reply
-from harness.sampling import role_config
 from harness.trajectory import Message
 from tasks._vitabench.prompts import template, weekday
 
@@ -55,7 +55,7 @@ __all__ = ["JUDGE_TEMPERATURE", "JSON_REPAIR_VERSION", "OVERLAP", "PREMATURE", "
 WINDOW_SIZE = 10
 OVERLAP = 2
 #: `models.yaml`'s `default.temperature`, which every judge entry inherits (a temperature
-#: set on the judge model or on the command line wins: `harness.sampling.role_config`)
+#: set on the judge model or on the command line wins: `harness.generation_config.role_config`)
 JUDGE_TEMPERATURE = 0.0
 #: the parser decides what an odd reply means; upstream pins none, we pin this one
 JSON_REPAIR_VERSION = importlib.metadata.version("json_repair")

@@ -20,7 +20,7 @@ What upstream does, and the `Rules` that say it:
   task again from scratch, up to 3 more times. Here the episode ends as USER_ERROR /
   AGENT_ERROR and the solver starts a fresh episode, as often (`TASK_RETRIES`).
 - Sampling: upstream's request body carries the model's `models.yaml` entry, whose
-  default temperature is 0.0, and no seed; `harness.sampling` lets the user override.
+  default temperature is 0.0, and no seed; `harness.generation_config` lets the user override.
 
 Tools are the release's objects (`VitaEnvironment.tool_objects()`), sent unchanged to
 OpenAI-compatible providers, executed on the task's own database.
@@ -48,7 +48,7 @@ from harness.episode import (
     Termination,
     json_decode,
 )
-from harness.sampling import role_config
+from harness.generation_config import role_config
 from harness.tool_backends import RequestorBackend, official_tool_info
 from harness.trajectory import Role
 from tasks._vitabench.dataset import task_by_id

@@ -25,11 +25,11 @@ from inspect_ai.model import (
     modelapi,
 )
 from inspect_ai.model._call_tools import parse_tool_call
-from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store_as
 
 from harness.gold import ModelCallContext
+from harness.inspect_compat import current_sample_id
 from testkit.bfcl_official import (
     FINAL_TEXT,
     Turns,
@@ -70,9 +70,9 @@ class RawScriptAPI(ModelAPI):
         self.calls += 1
         position = store_as(ModelCallContext).position
         assert position is not None
-        state = sample_state()
-        assert state is not None
-        turns = self.records[str(state.sample_id)]
+        sample_id = current_sample_id()
+        assert sample_id is not None
+        turns = self.records[str(sample_id)]
         steps = turns[position.turn] if 0 <= position.turn < len(turns) else []
         step = steps[position.step] if position.step < len(steps) else None
         if step is None:
