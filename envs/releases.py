@@ -71,6 +71,10 @@ class ReleaseStatus(BaseModel):
     missing: list[str]
     #: whether a missing file is fetched when a run first needs it
     fetched_on_use: bool
+    #: why the folder cannot be used at all (an override that is not a release)
+    error: str | None = None
+    #: what makes the missing ones available
+    hint: str = ""
 
     @property
     def state(self) -> Literal["present", "partial", "absent"]:
@@ -214,14 +218,19 @@ class PinnedRelease:
         override = self.override if self.override and os.environ.get(self.override) else None
         root = Path(os.environ[override]).expanduser() if override else self.cache_path
         needed = [*self.files, *(f + "/" for f in self.folders)]
+        error = None
         if override and self.required and not (root / self.required).is_dir():
             needed = [self.required + "/", *needed]
+            error = f"{override}={root} has no {self.required}/ folder"
         present = [r for r in needed if _exists(root / r, folder=r.endswith("/"))]
         missing = [r for r in needed if r not in present]
         # files download one by one; a whole folder needs the override
         fetched = override is None and not any(r.endswith("/") for r in missing)
+        hint = (f"set {self.override} to {self.override_hint}" if self.override
+                else "downloaded on first use")
         return ReleaseStatus(name=self.name, where=str(root), override=override,
-                             present=present, missing=missing, fetched_on_use=fetched)
+                             present=present, missing=missing, fetched_on_use=fetched,
+                             error=error, hint=hint)
 
 
 def _exists(path: Path, *, folder: bool) -> bool:
@@ -248,7 +257,7 @@ class CacheFolder:
         entries = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
         return ReleaseStatus(name=self.name, where=str(root), override=override,
                              present=entries, missing=[] if root.is_dir() else [root.name + "/"],
-                             fetched_on_use=True)
+                             fetched_on_use=True, hint="created when first written")
 
 
 # --- the Hub --------------------------------------------------------------------------

@@ -249,3 +249,15 @@ def test_the_envfactory_release_read_from_a_local_root(monkeypatch: pytest.Monke
     assert "def " in ENVFACTORY.source_text("src/utils/data_process.py")
     assert ENVFACTORY.provenance() == {"envfactory_release_commit": "eff3b22",
                                        "envfactory_release_dir": str(ENVFACTORY_RELEASE)}
+
+
+def test_an_override_that_is_not_a_release_is_reported_not_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from envs.tau2.data import TAU2
+
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nowhere"))
+    status = TAU2.local_status()
+    assert status.error == f"TAU2_DATA_DIR={tmp_path / 'nowhere'} has no domains/ folder"
+    assert status.missing[0] == "domains/" and status.problem
+    with pytest.raises(FileNotFoundError, match="has no domains/ folder"):
+        TAU2.data_root()
