@@ -97,8 +97,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-PEER_VENV = Path(os.environ.get("ENVFACTORY_CACHE", Path.home() / ".cache" / "envfactory")
-                 ) / "bench" / "inspect-evals-venv"
+from envs.release_registry import BENCH_VENVS  # noqa: E402 - after the path fix above
+
+PEER_VENV = BENCH_VENVS.path() / "inspect-evals-venv"
 DEFAULT_PEER_PYTHON = next((p for p in ("/tmp/ievenv/bin/python", str(PEER_VENV / "bin/python"))
                             if os.path.isfile(p)), str(PEER_VENV / "bin/python"))
 SHARED_TAU2 = ROOT.parent / "shared" / "data" / "tau2"
