@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from envs import registry
+from envs.errors import unknown_tool
 from envs.schemas import inline_refs
 from harness.tool_backends import (
     InProcessBackend,
     McpBackend,
     McpServerSpec,
     tool_info,
-    unknown_tool,
 )
 from tests.shared_data import needs_tau2
 
@@ -68,7 +68,7 @@ async def test_inprocess_backend_runs_only_offered_tools() -> None:
     async with InProcessBackend(["calendar"], {"calendar": state}) as backend:
         names = [t.name for t in backend.tools()]
         result = await backend.call("calendar-nope", {})
-        assert not result.ok
+        assert not result.ok and result.error_kind == "unknown_tool"
         assert result.text == f"Error: {unknown_tool('calendar-nope', names)}"
         assert (await backend.call("calendar-list_calendars", {})).ok
         assert not (await backend.call("calendar-list_calendars", {}, role="user")).ok
