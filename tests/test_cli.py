@@ -11,8 +11,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import envfactory
-from envfactory import cli
 from envfactory.cli import app
+from envfactory.cli import env as env_cli
 from tests.shared_data import TAU2_DATA, needs_tau2
 
 runner = CliRunner()
@@ -46,7 +46,7 @@ def test_env_list_and_show_survive_unreadable_tau2_data(
         raise FileNotFoundError(f"cannot download τ² tools for {toolkit} [Errno -2]")
 
     monkeypatch.setattr(base, "official_tools", unavailable)
-    monkeypatch.setattr(cli, "console", Console(width=400))  # one table row, one line
+    monkeypatch.setattr(env_cli, "console", Console(width=400))  # one table row, one line
     result = runner.invoke(app, ["env", "list"])
     assert result.exit_code == 0, result.exception
     assert "bfcl/TradingBot" in result.output

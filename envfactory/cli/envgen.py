@@ -1,5 +1,4 @@
-"""`envfactory envgen ...` (wired into envfactory/cli.py as `envgen`): `build` here,
-`search` in `search_cli.py`.
+"""`envfactory envgen ...`: `build` here, `search` in `envgen_search.py`.
 
 Models are Inspect models per EnvGen role (`coder`, `tester`): `--model` is the default of
 both, `--model-role ROLE=MODEL` overrides one, `-M key=value` passes model arguments to
@@ -24,8 +23,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from synthesis.envgen.search_cli import search_cmd
-from synthesis.model_options import role_models
+from envfactory.cli.envgen_search import search_cmd
+from envfactory.cli.options import (
+    MaxTokensOpt,
+    ModelArgsOpt,
+    max_concurrency_option,
+    out_dir_option,
+    role_models,
+)
 
 __all__ = ["envgen_app"]
 
@@ -40,30 +45,24 @@ def build_cmd(
     descriptions: Annotated[list[Path], typer.Argument(
         help="API descriptions: EnvFactory metadata JSON, OpenAPI (JSON/YAML) or sketch .py.",
         exists=True, dir_okay=False)],
-    out: Annotated[Path, typer.Option(help="Output directory (resumed if it exists).")],
+    out_dir: Annotated[Path, out_dir_option("Output folder (resumed if it exists).")],
     model: Annotated[str | None, typer.Option(
         help="Default model of the coder and tester roles (Inspect name).")] = None,
     model_role: Annotated[list[str] | None, typer.Option(
         "--model-role", help="ROLE=MODEL for coder or tester (repeatable).")] = None,
-    model_args: Annotated[list[str] | None, typer.Option(
-        "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        help="Most tokens per reply (set it for local hf/ models).", min=1)] = None,
+    model_args: ModelArgsOpt = None,
+    max_tokens: MaxTokensOpt = None,
     max_revisions: Annotated[int, typer.Option(
         help="Most revisions per environment while a test fails.", min=0)] = 3,
-    concurrency: Annotated[int, typer.Option(help="Environments built at once.", min=1)] = 2,
+    max_concurrency: Annotated[int, max_concurrency_option("Environments built")] = 2,
     register: Annotated[bool, typer.Option(
         help="Register environments whose tests all pass (envs/generated.py).")] = True,
 ) -> None:
     """Write, test, revise and register an environment for each API description."""
     from synthesis.envgen.pipeline import ROLES, BuildConfig, build, summary_rows
 
-    try:
-        models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
-    except ValueError as e:
-        console.print(f"[red]{e}[/red]")
-        raise typer.Exit(1) from None
-    config = BuildConfig(max_revisions=max_revisions, concurrency=concurrency,
+    models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
+    config = BuildConfig(max_revisions=max_revisions, concurrency=max_concurrency,
                          register_passing=register)
     with Progress(TextColumn("{task.fields[env]}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("{task.description}"),
@@ -79,12 +78,8 @@ def build_cmd(
                 bar.update(tasks[env], total=1, completed=1)
                 bar.update(overall, advance=1)
 
-        try:
-            reports = asyncio.run(build(descriptions, out, models, config, on_event=seen))
-        except ValueError as e:
-            console.print(f"[red]{e}[/red]")
-            raise typer.Exit(1) from None
-    table = Table(title=f"envgen build -> {out}")
+        reports = asyncio.run(build(descriptions, out_dir, models, config, on_event=seen))
+    table = Table(title=f"envgen build -> {out_dir}")
     rows = summary_rows(reports)
     for col in rows[0] if rows else ():
         table.add_column(col)
@@ -93,4 +88,4 @@ def build_cmd(
     console.print(table)
     passed = sum(r.verdict == "passed" for r in reports)
     console.print(f"{passed}/{len(reports)} environments passed every test; reports in "
-                  f"{out}/<env>/report.json")
+                  f"{out_dir}/<env>/report.json")

@@ -12,17 +12,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from envfactory.cli.options import MaxTokensOpt, ModelArgsOpt, role_models
 from synthesis.envgen.corpus import MARK_CLOSE, MARK_OPEN, Corpus, CorpusError, IndexStats
 from synthesis.envgen.search_agent import SearchConfig
 
 __all__ = ["search_cmd"]
 
 console = Console()
-
-
-def _usage(message: str) -> typer.Exit:
-    console.print(f"[red]error: {escape(message)}[/red]")
-    return typer.Exit(2)
 
 
 def _print_stats(stats: IndexStats, corpus: Corpus) -> None:
@@ -48,10 +44,8 @@ def search_cmd(
         help="Model of the searcher role (Inspect name), with --sketch.")] = None,
     model_role: Annotated[list[str] | None, typer.Option(
         "--model-role", help="searcher=MODEL (overrides --model).")] = None,
-    model_args: Annotated[list[str] | None, typer.Option(
-        "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        help="Most tokens per reply (set it for local hf/ models).", min=1)] = None,
+    model_args: ModelArgsOpt = None,
+    max_tokens: MaxTokensOpt = None,
     max_sketches: Annotated[int, typer.Option(help="Most sketches the agent writes.",
                                               min=1)] = 3,
     max_turns: Annotated[int, typer.Option(help="Most model calls of the agent.", min=1)] = 30,
@@ -63,7 +57,7 @@ def search_cmd(
     """Search a document corpus (SQLite FTS5, BM25); with --sketch, let the search agent
     propose APIs for QUERY and write one sketch per API."""
     if sketch is None and (model or model_role or model_args or web_search):
-        raise _usage("--model, --model-role, -M and --web-search need --sketch OUT_DIR")
+        raise typer.BadParameter("--model, --model-role, -M and --web-search need --sketch OUT_DIR")
     index_path = index_dir / f"{corpus.resolve().name}.sqlite" if index_dir else None
     try:
         with Corpus(corpus, index_path) as docs:
@@ -78,7 +72,7 @@ def search_cmd(
                 _run_agent(docs, query, sketch, model, model_role or [], model_args or [],
                            max_tokens, config, web_search)
     except CorpusError as e:
-        raise _usage(str(e)) from None
+        raise typer.BadParameter(str(e)) from None
 
 
 def _print_hits(docs: Corpus, query: str, k: int) -> None:
@@ -105,29 +99,19 @@ def _run_agent(docs: Corpus, goal: str, out: Path, model: str | None, model_role
 
     from synthesis.envgen.search_agent import (
         ROLE,
-        SearchAgentError,
         network_available,
         run_search_agent,
     )
-    from synthesis.model_options import role_models
-
-    try:
-        searcher = role_models([ROLE], model, model_args, model_role, max_tokens)[ROLE]
-    except ValueError as e:
-        raise _usage(str(e)) from None
+    searcher = role_models([ROLE], model, model_args, model_role, max_tokens)[ROLE]
     web = None
     if web_search is not None:
         if not network_available():
-            raise _usage("--web-search: this machine has no network (no outgoing "
+            raise typer.BadParameter("--web-search: this machine has no network (no outgoing "
                          "connection succeeded); search the local corpus only")
         web = inspect_web_search(providers=web_search)  # type: ignore[arg-type]
     with console.status(f"search agent ({escape(str(searcher))}) working on the goal"):
-        try:
-            result = asyncio.run(run_search_agent(goal, docs, out, searcher, config=config,
-                                                  web_search=web))
-        except SearchAgentError as e:
-            console.print(f"[red]{escape(str(e))}[/red]")
-            raise typer.Exit(1) from None
+        result = asyncio.run(run_search_agent(goal, docs, out, searcher, config=config,
+                                              web_search=web))
     table = Table(title=f"sketches -> {escape(str(out))}")
     table.add_column("sketch", style="green")
     for path in result.sketches:

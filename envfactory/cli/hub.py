@@ -1,8 +1,8 @@
 """`envfactory hub ...`: push trajectory datasets, models and results to the Hugging Face Hub
-(wired into envfactory/cli.py as `hub`). The work is in `leaderboard/hub.py`, imported only
+(the `hub` group). The work is in `leaderboard/hub.py`, imported only
 when a command runs (it pulls in `datasets` and `huggingface_hub`, which every other
-`envfactory` command would otherwise pay for); this module turns its errors into one clear
-line and prints where each push landed."""
+`envfactory` command would otherwise pay for); its errors (`HubError`) are printed in one
+line by the package's handler (`errors.py`); this module prints where each push landed."""
 
 from __future__ import annotations
 
@@ -34,15 +34,9 @@ _JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON
 
 
 def _run(what: str, push: Callable[[], PushResult], as_json: bool) -> None:
-    from leaderboard.hub import HubError
-
     err = Console(stderr=True, soft_wrap=True)
-    try:
-        with err.status(f"{what}..."):
-            result = push()
-    except (HubError, ValueError) as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}")
-        raise typer.Exit(1) from None
+    with err.status(f"{what}..."):
+        result = push()
     if as_json:
         print(result.model_dump_json(indent=2))
         return

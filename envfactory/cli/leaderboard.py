@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from envfactory.cli.errors import CommandError
+from envfactory.cli.options import out_dir_option
+
 __all__ = ["leaderboard_app"]
 
 leaderboard_app = typer.Typer(help="Leaderboard: results table, plots and page from "
@@ -24,8 +27,8 @@ def _group() -> None:
 def build_cmd(
     logs: Annotated[list[Path] | None, typer.Argument(
         help="Inspect log files or folders (searched recursively).")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder (Markdown, CSV, JSON, "
-                                      "index.html, plots/).")] = Path("leaderboard-out"),
+    out_dir: Annotated[Path, out_dir_option("Output folder (Markdown, CSV, JSON, "
+                                            "index.html, plots/).")] = Path("leaderboard-out"),
     from_hub: Annotated[str | None, typer.Option(
         "--from-hub", help="Also read the logs `envfactory hub push-results` pushed to "
         "this Hub repo.")] = None,
@@ -40,8 +43,9 @@ def build_cmd(
     = False,
     max_failures_per_log: Annotated[int | None, typer.Option(
         min=1, help="Classify at most this many failed trials per log.")] = None,
-    workers: Annotated[int | None, typer.Option(
-        min=1, help="Processes classifying failed samples (default: CPUs, at most 4).")]
+    max_concurrency: Annotated[int | None, typer.Option(
+        "--max-concurrency", min=1,
+        help="Processes classifying failed samples at once (default: CPUs, at most 4).")]
     = None,
 ) -> None:
     """Build the leaderboard: a row per model or checkpoint, a column per benchmark
@@ -55,23 +59,17 @@ def build_cmd(
         try:
             paths.append(hub_logs(from_hub, revision))
         except ImportError:
-            typer.echo("error: --from-hub needs leaderboard/hub.py (envfactory hub), which "
-                       "is not installed here", err=True)
-            raise typer.Exit(1) from None
+            raise CommandError("--from-hub needs leaderboard/hub.py (envfactory hub), which "
+                               "is not installed here") from None
         except Exception as e:  # noqa: BLE001 - a Hub failure is reported, not a traceback
-            typer.echo(f"error: --from-hub {from_hub}: {e}", err=True)
-            raise typer.Exit(1) from None
+            raise CommandError(f"--from-hub {from_hub}: {e}") from None
     if not paths:
-        typer.echo("error: give log files/folders, or --from-hub REPO", err=True)
-        raise typer.Exit(2)
-    try:
-        result = build(paths, out,
-                       baselines=None if no_baselines else (baselines or BASELINES_FILE),
-                       with_taxonomy=not no_taxonomy,
-                       max_failures_per_log=max_failures_per_log, workers=workers)
-    except (FileNotFoundError, ValueError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.BadParameter("give log files/folders, or --from-hub REPO",
+                                 param_hint="LOGS")
+    result = build(paths, out_dir,
+                   baselines=None if no_baselines else (baselines or BASELINES_FILE),
+                   with_taxonomy=not no_taxonomy,
+                   max_failures_per_log=max_failures_per_log, workers=max_concurrency)
     board = result.board
     measured = sum(r.kind == "measured" for r in board.rows)
     console.print(f"{result.logs} logs ({len(board.skipped)} left out, "

@@ -13,11 +13,27 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-app = typer.Typer(help="MCP-Atlas: servers, availability, re-grading.", no_args_is_help=True)
+from envfactory.cli.errors import CommandError
+from envfactory.cli.grade import run_grade
+from envfactory.cli.options import (
+    JudgeArgsOpt,
+    JudgeBaseUrlOpt,
+    JudgeOpt,
+    JudgeTemperatureOpt,
+    LimitOpt,
+    ResultsOpt,
+    judge_model,
+    max_concurrency_option,
+)
+
+__all__ = ["mcp_atlas_app"]
+
+mcp_atlas_app = typer.Typer(help="MCP-Atlas: servers, availability, re-grading.",
+                            no_args_is_help=True)
 console = Console()
 
 
-@app.command("install")
+@mcp_atlas_app.command("install")
 def install(
     servers: Annotated[list[str] | None, typer.Argument(
         help="Servers to install (default: the keyless local ones).")] = None,
@@ -32,12 +48,11 @@ def install(
     try:
         results = install_servers(servers or OFFLINE, repos=repos)
     except (KeyError, ValueError, OSError) as e:
-        typer.echo(f"error: MCP-Atlas servers not installed: {e}", err=True)
-        raise typer.Exit(1) from None
+        raise CommandError(f"MCP-Atlas servers not installed: {e}") from None
     report(results, Console(stderr=True))
 
 
-@app.command("doctor")
+@mcp_atlas_app.command("doctor")
 def doctor(
     data_dir: Annotated[str | None, typer.Option(
         help="Tasks file or folder (default: MCP_ATLAS_TASKS, else the Hub dataset).")] = None,
@@ -67,8 +82,7 @@ def doctor(
     try:
         tasks, source = load_tasks(data_dir)
     except (FileNotFoundError, ValueError) as e:
-        console.print(f"[red]tasks: {escape(str(e))}[/red]")
-        raise typer.Exit(1) from None
+        raise CommandError(f"tasks: {e}") from None
     console.print(f"tasks: {len(tasks)} from {escape(source.origin)} ({source.revision})")
     for subset in SUBSETS:
         selection = select(tasks, subset)
@@ -78,43 +92,27 @@ def doctor(
             console.print(f"  skipped {task_id}: {escape(reason)}")
 
 
-@app.command("grade")
+@mcp_atlas_app.command("grade")
 def grade(
     file: Annotated[Path, typer.Argument(
         help='JSONL, one {"task_id": ..., "response": ...} per line.')],
-    judge: Annotated[str, typer.Option(
-        help="Inspect model for the claims judge (e.g. openai/<name>, with --base-url).")],
-    out: Annotated[Path | None, typer.Option(
-        help="Append results here, resuming an interrupted run (default: stdout).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="The judge's API base URL.")] = None,
+    judge: JudgeOpt,
+    results: ResultsOpt = None,
+    max_concurrency: Annotated[int, max_concurrency_option("Responses judged")] = 4,
+    limit: LimitOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_model_arg: JudgeArgsOpt = None,
+    judge_temperature: JudgeTemperatureOpt = None,
     data_dir: Annotated[str | None, typer.Option(
         help="Tasks file or folder holding the claims (default: MCP_ATLAS_TASKS, else the "
         "Hub dataset).")] = None,
-    max_concurrent: Annotated[int, typer.Option(
-        min=1, help="Responses judged at once.")] = 4,
 ) -> None:
     """Re-grade recorded responses with exactly the Inspect task's claims judge: one JSON
     line per input line, in order, with task_id, coverage, pass and per-claim verdicts."""
-    import asyncio
-
-    from inspect_ai.model import get_model
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from tasks._mcp_atlas.grade import grade_file
 
-    progress = Progress("[progress.description]{task.description}", BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=out is None)
-    bar = progress.add_task("grading", total=None)
-    try:
-        with progress:
-            asyncio.run(grade_file(
-                file, get_model(judge, base_url=base_url), out, data_dir=data_dir,
-                max_concurrent=max_concurrent,
-                on_result=lambda done, total: progress.update(bar, completed=done,
-                                                              total=total)))
-    except (OSError, ValueError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
-    if out is not None:
-        console.print(f"results -> {out}")
+    model = judge_model(judge, judge_base_url, judge_model_arg or [], judge_temperature)
+    run_grade(lambda on_result: grade_file(file, model, results, data_dir=data_dir,
+                                           max_concurrent=max_concurrency, limit=limit,
+                                           on_result=on_result),
+              results, "coverage", lambda r: bool(r["pass"]))

@@ -1,8 +1,10 @@
-"""`envfactory synth ...`: the synthesis commands (wired into envfactory/cli.py as `synth`).
+"""`envfactory synth ...`: the synthesis commands (`graph*` in `synth_graph.py`,
+`contamination` in `synth_contamination.py`, `queries` here).
 
 Models are Inspect models, one per QueryGen role: `--model` is the default of every role
 (and the solver's), `--model-role ROLE=MODEL` overrides one role, `-M key=value` passes
-model arguments to `--model`; any provider Inspect knows works.
+model arguments to `--model` (the shared options of `options.py`); any provider Inspect
+knows works.
 """
 
 from __future__ import annotations
@@ -17,21 +19,29 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from synthesis import contamination_cli, graph_cli
-from synthesis.model_options import role_models
+from envfactory.cli import synth_contamination, synth_graph
+from envfactory.cli.options import (
+    MaxTokensOpt,
+    ModelArgsOpt,
+    ModelOpt,
+    ModelRoleOpt,
+    max_concurrency_option,
+    out_dir_option,
+    role_models,
+)
 
 __all__ = ["synth_app"]
 
 synth_app = typer.Typer(help="Training-data synthesis: tool graph, chains, queries.",
                         no_args_is_help=True)
-synth_app.command("graph")(graph_cli.graph)
-synth_app.command("graph-view")(graph_cli.graph_view)
-synth_app.command("graph-refine")(graph_cli.graph_refine)
-synth_app.command("contamination")(contamination_cli.contamination)
+synth_app.command("graph")(synth_graph.graph)
+synth_app.command("graph-view")(synth_graph.graph_view)
+synth_app.command("graph-refine")(synth_graph.graph_refine)
+synth_app.command("contamination")(synth_contamination.contamination)
 console = Console()
 
 #: tasks/envfactory/splits.json of this checkout (the held-out environments)
-DEFAULT_SPLITS = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "splits.json"
+DEFAULT_SPLITS = Path(__file__).resolve().parents[2] / "tasks" / "envfactory" / "splits.json"
 
 
 def _tokens() -> int:
@@ -44,7 +54,7 @@ def _tokens() -> int:
 def queries(
     graph: Annotated[Path, typer.Option(help="Tool graph JSON (envfactory synth graph).",
                                         exists=True, dir_okay=False)],
-    out: Annotated[Path, typer.Option(help="Output directory (resumed if it exists).")],
+    out_dir: Annotated[Path, out_dir_option("Output folder (resumed if it exists).")],
     n: Annotated[int, typer.Option(help="Number of chains.", min=1)] = 100,
     envs: Annotated[str | None, typer.Option(
         help="Comma-separated environments to sample from (default: all of the split's "
@@ -58,39 +68,29 @@ def queries(
                                               "environments.")] = DEFAULT_SPLITS,
     sampler: Annotated[str, typer.Option(help="topology | random_walk.")] = "topology",
     max_nodes: Annotated[int, typer.Option(help="Most tools per chain.", min=1)] = 10,
-    max_concurrency: Annotated[int, typer.Option(help="Chains synthesized at once.", min=1)
-                               ] = 4,
+    max_concurrency: Annotated[int, max_concurrency_option("Chains synthesized")] = 4,
     pass_k: Annotated[int | None, typer.Option(help="Candidates per turn (preset's if unset).",
                                                min=1)] = None,
-    model: Annotated[str | None, typer.Option(
-        help="Default model of every role (Inspect name, e.g. openai/gpt-4o).")] = None,
-    model_role: Annotated[list[str] | None, typer.Option(
-        "--model-role", help="ROLE=MODEL for synth, solver, user or judge (repeatable).")
-    ] = None,
-    model_args: Annotated[list[str] | None, typer.Option(
-        "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        help="Most tokens per reply, for every role (set it for local hf/ models).", min=1)
-    ] = None,
+    model: ModelOpt = None,
+    model_role: ModelRoleOpt = None,
+    model_args: ModelArgsOpt = None,
+    max_tokens: MaxTokensOpt = None,
 ) -> None:
-    """Synthesize verified multi-turn trajectories from sampled tool chains."""
+    """Synthesize verified multi-turn trajectories from sampled tool chains (roles synth,
+    solver, user, judge)."""
     from inspect_ai.model._model import init_model_usage
 
     from synthesis.querygen import ROLES, synthesize
     from synthesis.querygen import preset as get_preset
     from synthesis.querygen.run import RunArgs, run_queries
 
-    try:
-        models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
-        config = get_preset(preset, **({"pass_k": pass_k} if pass_k else {}))
-        args = RunArgs(graph=graph, out=out, n=n, seed=seed, preset=preset, split=split,
-                       envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,
-                       sampler=sampler, max_nodes=max_nodes,  # type: ignore[arg-type]
-                       max_concurrency=max_concurrency)
-        split_map = json.loads(splits.read_text(encoding="utf-8"))
-    except ValueError as e:
-        console.print(f"[red]{e}[/red]")
-        raise typer.Exit(1) from None
+    models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
+    config = get_preset(preset, **({"pass_k": pass_k} if pass_k else {}))
+    args = RunArgs(graph=graph, out=out_dir, n=n, seed=seed, preset=preset, split=split,
+                   envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,
+                   sampler=sampler, max_nodes=max_nodes,  # type: ignore[arg-type]
+                   max_concurrency=max_concurrency)
+    split_map = json.loads(splits.read_text(encoding="utf-8"))
 
     init_model_usage()
     counts: Counter[str] = Counter()
@@ -105,12 +105,8 @@ def queries(
                 f"kept {counts['kept']} | rejected {sum(counts.values()) - counts['kept']}"
                 f"{' (' + rejected + ')' if rejected else ''} | tokens {_tokens():,}"))
 
-        try:
-            summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
-                                              on_outcome=seen, on_resume=lambda k: bar.update(
-                                                  task, advance=k)))
-        except ValueError as e:
-            console.print(f"[red]{e}[/red]")
-            raise typer.Exit(1) from None
-    console.print(f"{out}: {summary.kept} kept, rejected {summary.rejected or 'none'} "
+        summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
+                                          on_outcome=seen, on_resume=lambda k: bar.update(
+                                              task, advance=k)))
+    console.print(f"{out_dir}: {summary.kept} kept, rejected {summary.rejected or 'none'} "
                   f"({summary.skipped} already there, {summary.written} new)")

@@ -1,5 +1,5 @@
 """`envfactory synth contamination DATA`: the contamination check from the command line
-(registered on `synth_app` by `synthesis/cli.py`)."""
+(registered on `synth_app` by `synth.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from envfactory.cli.options import out_dir_option
 from harness.trajectory import Trajectory, read_jsonl, write_jsonl
 from synthesis import contamination as c
 
@@ -65,8 +66,8 @@ def _print(report: c.ContaminationReport, console: Console) -> None:
 def contamination(
     data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL file(s).", exists=True,
                                                 dir_okay=False)],
-    out: Annotated[Path | None, typer.Option(
-        help="Folder for contamination.json and contamination.md.")] = None,
+    out_dir: Annotated[Path | None, out_dir_option(
+        "Folder for contamination.json and contamination.md.")] = None,
     drop_flagged: Annotated[Path | None, typer.Option(
         "--drop-flagged", help="Write the data minus flagged trajectories to this JSONL.")]
     = None,
@@ -106,12 +107,12 @@ def contamination(
                      embedder=emb, embedding_threshold=threshold, metadata=meta,
                      tool_share=tool_share, flag_tools=flag_tools)
     _print(report, console)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "contamination.json").write_text(report.model_dump_json(indent=2) + "\n",
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "contamination.json").write_text(report.model_dump_json(indent=2) + "\n",
                                                 encoding="utf-8")
-        (out / "contamination.md").write_text(c.markdown(report), encoding="utf-8")
-        console.print(f"report written to {escape(str(out))}/contamination.{{json,md}}")
+        (out_dir / "contamination.md").write_text(c.markdown(report), encoding="utf-8")
+        console.print(f"report written to {escape(str(out_dir))}/contamination.{{json,md}}")
     if drop_flagged is not None:
         kept = c.without_flagged(trajectories, report)
         write_jsonl(drop_flagged, kept)

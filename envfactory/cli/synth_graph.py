@@ -1,5 +1,5 @@
-"""`envfactory synth graph` and `envfactory synth graph-view`: build, summarise and draw the
-tool graph from the command line (registered on `synth_app` by `synthesis/cli.py`)."""
+"""`envfactory synth graph`, `graph-view` and `graph-refine`: build, summarise, draw and
+refine the tool graph from the command line (registered on `synth_app` by `synth.py`)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,19 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from envfactory.cli.options import (
+    MaxTokensOpt,
+    ModelArgsOpt,
+    max_concurrency_option,
+    out_dir_option,
+    out_file_option,
+    role_models,
+)
 from envs.base import ToolSpec
 from synthesis import graph as tg
 from synthesis import graph_llm
 from synthesis.embedders import get_embedder
 from synthesis.graph_view import write_view
-from synthesis.model_options import role_models
 
 __all__ = ["graph", "graph_refine", "graph_view"]
 
@@ -76,12 +83,12 @@ def graph(
         help="minilm | bge-m3[:PATH] | openai:<base_url>#<model>")] = "minilm",
     threshold: Annotated[float | None, typer.Option(
         help="Parameter_Relate cosine threshold (default: the embedder's).")] = None,
-    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("graph"),
+    out_dir: Annotated[Path, out_dir_option("Output folder.")] = Path("graph"),
 ) -> None:
-    """Build the tool graph and write OUT/graph.json (+ embeddings, stats.json).
+    """Build the tool graph and write OUT_DIR/graph.json (+ embeddings, stats.json).
 
     The LLM passes (workflow edges, user-provided labels, orphan patch) run on the saved
-    graph with `envfactory synth graph-refine OUT/graph.json`.
+    graph with `envfactory synth graph-refine OUT_DIR/graph.json`.
     """
     console = Console()
     names = [n for item in envs or [] for n in item.split(",") if n]
@@ -106,9 +113,9 @@ def graph(
             bar.update(tasks[stage], completed=done)
 
         built = tg.build_graph(sources, emb, progress=progress)
-    path = built.save(out / "graph.json")
+    path = built.save(out_dir / "graph.json")
     stats = built.stats()
-    (out / "stats.json").write_text(json.dumps(stats.model_dump(), indent=1) + "\n",
+    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(), indent=1) + "\n",
                                     encoding="utf-8")
     _print_stats(stats, float(built.g.graph["threshold"]), emb.name, console)
     console.print(f"wrote {escape(str(path))}")
@@ -120,7 +127,8 @@ def graph_view(
     tool: Annotated[str | None, typer.Option(
         help="Draw the neighbourhood of this tool id ('{env}-{tool}').")] = None,
     radius: Annotated[int, typer.Option(help="Tool_Depend hops around --tool.")] = 1,
-    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("graph.html"),
+    out: Annotated[Path, out_file_option("HTML file to write (replaced).")]
+    = Path("graph.html"),
 ) -> None:
     """Write a self-contained HTML picture of the graph, an environment or a neighbourhood."""
     loaded = tg.ToolGraph.load(graph_file)
@@ -150,13 +158,11 @@ def graph_refine(
         help="Model of the synth role (Inspect name), unless --model-role binds it.")] = None,
     model_role: Annotated[list[str] | None, typer.Option(
         "--model-role", help="synth=MODEL.")] = None,
-    model_args: Annotated[list[str] | None, typer.Option(
-        "-M", help="KEY=VALUE model argument for --model (repeatable).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per reply.", min=1)
-                          ] = None,
+    model_args: ModelArgsOpt = None,
+    max_tokens: MaxTokensOpt = None,
     batch_size: Annotated[int, typer.Option(help="Parameters per label request.", min=1)
                           ] = graph_llm.BATCH_SIZE,
-    max_concurrency: Annotated[int, typer.Option(help="Model calls at once.", min=1)] = 8,
+    max_concurrency: Annotated[int, max_concurrency_option("Model calls")] = 8,
 ) -> None:
     """Run the LLM passes over a saved tool graph (role `synth`), saving after every reply.
 

@@ -1,4 +1,4 @@
-"""`envfactory train ...`: training data exports (wired into envfactory/cli.py as `train`)."""
+"""`envfactory train ...`: exports, SFT and GRPO (optionally scoring checkpoints beside)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from envfactory.cli.errors import CommandError
+from envfactory.cli.options import out_dir_option
 
 __all__ = ["train_app"]
 
@@ -40,7 +43,7 @@ def export_cmd(
     data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (synth queries "
                                                     "output, tasks, converted logs).",
                                                exists=True, dir_okay=False)],
-    out: Annotated[Path, typer.Option(help="Output directory (sft/, rl/, manifest.json).")],
+    out_dir: Annotated[Path, out_dir_option("Output folder (sft/, rl/, manifest.json).")],
     fmt: Annotated[str, typer.Option("--format", help="SFT layout: sharegpt | alpaca "
                                                       "(the release's).")] = "sharegpt",
     val_ratio: Annotated[float, typer.Option(help="Share of conversations held out for "
@@ -58,12 +61,11 @@ def export_cmd(
         raise typer.BadParameter(f"--tools {tools!r}: use all or used")
     console = Console()
     try:
-        summary = export(data, out, fmt=fmt, val_ratio=val_ratio, seed=seed,  # type: ignore[arg-type]
+        summary = export(data, out_dir, fmt=fmt, val_ratio=val_ratio, seed=seed,  # type: ignore[arg-type]
                          tools=tools)  # type: ignore[arg-type]
     except ValueError as e:
-        console.print(f"[red]{escape(str(e))}[/red]")
-        raise typer.Exit(1) from None
-    table = Table(title=f"Exports in {escape(str(out))}")
+        raise CommandError(str(e)) from None
+    table = Table(title=f"Exports in {escape(str(out_dir))}")
     table.add_column("figure")
     table.add_column("count", justify="right")
     for name, value in [
@@ -102,14 +104,12 @@ def sft_cmd(
                             else str(base / value))
         cfg = SftConfig.model_validate(raw)
     except (yaml.YAMLError, ValidationError) as e:
-        console.print(f"[red]{escape(str(config))}: {escape(str(e))}[/red]")
-        raise typer.Exit(1) from None
+        raise CommandError(f"{config}: {e}") from None
     try:
         with _scoring(cfg.output_dir, score, score_limit, score_log_dir, console):
             result = run_sft(cfg, console)
     except (FileNotFoundError, RuntimeError, ValueError) as e:
-        console.print(f"[red]{escape(str(e))}[/red]")
-        raise typer.Exit(1) from None
+        raise CommandError(str(e)) from None
     loss = (f"loss {result.first_loss:.4f} -> {result.last_loss:.4f}"
             if result.first_loss is not None and result.last_loss is not None else "no loss logged")
     console.print(f"SFT done in {result.wall_s:.0f} s: {result.steps} steps, {loss}; "
@@ -146,26 +146,5 @@ def grpo_cmd(
         with _scoring(cfg.output_dir, score, score_limit, score_log_dir, console):
             stamped = run_grpo(cfg)
     except (yaml.YAMLError, ValidationError, FileNotFoundError, RuntimeError) as e:
-        console.print(f"[red]{escape(str(e))}[/red]")
-        raise typer.Exit(1) from None
+        raise CommandError(str(e)) from None
     console.print(f"GRPO done: {len(stamped)} checkpoints stamped with provenance")
-
-
-def demo_cmd(
-    limit: Annotated[int, typer.Option(help="BFCL single-turn entries scored (the held-out "
-                                            "suite: its first task).", min=1)] = 5,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per reply when scoring.",
-                                            min=1)] = 64,
-    cache: Annotated[Path | None, typer.Option(
-        help="Where the tuned model and the logs go (default ~/.cache/envfactory/demo).")
-    ] = None,
-) -> None:
-    """The loop in miniature: LoRA SFT of SmolLM2, then base and tuned auto-scored."""
-    from training.demo import run_demo
-
-    console = Console()
-    try:
-        run_demo(cache, limit=limit, max_tokens=max_tokens, console=console)
-    except (FileNotFoundError, RuntimeError, ValueError) as e:
-        console.print(f"[red]{escape(str(e))}[/red]")
-        raise typer.Exit(1) from None

@@ -358,13 +358,13 @@ def test_outputs_written(tmp_path: Path) -> None:
 
 def test_cli_build(tmp_path: Path) -> None:
     _two_models(tmp_path / "logs")
-    r = CliRunner().invoke(app, ["leaderboard", "build", str(tmp_path / "logs"), "--out",
-                                 str(tmp_path / "out"), "--no-baselines"])
+    r = CliRunner().invoke(app, ["leaderboard", "build", str(tmp_path / "logs"),
+                                 "--out-dir", str(tmp_path / "out"), "--no-baselines"])
     assert r.exit_code == 0, r.output
     assert "2 logs (0 left out, 0 superseded) -> 2 measured rows, 0 reported" in r.output
     assert (tmp_path / "out/index.html").is_file()
     r = CliRunner().invoke(app, ["leaderboard", "build", str(tmp_path / "missing"),
-                                 "--out", str(tmp_path / "o2")])
+                                 "--out-dir", str(tmp_path / "o2")])
     assert r.exit_code == 1 and "missing: no such log file or folder" in r.output
 
 
@@ -380,7 +380,7 @@ def test_cli_from_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(leaderboard.hub, "download_results", fake_download)
     r = CliRunner().invoke(app, ["leaderboard", "build", "--from-hub", "org/results",
-                                 "--revision", "v1", "--out", str(tmp_path / "out")])
+                                 "--revision", "v1", "--out-dir", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert asked == [("org/results", "v1")]
     assert "-> 2 measured rows" in r.output

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from envfactory.cli.synth_contamination import contamination
 from harness.trajectory import Provenance, Trajectory, Turn, read_jsonl, write_jsonl
 from synthesis import contamination as c
-from synthesis.contamination_cli import contamination
 from tests.shared_data import SHARED_DATA, needs_tau2
 
 METADATA = SHARED_DATA / "envfactory_metadata"
@@ -150,7 +150,7 @@ def test_cli_report_and_drop_flagged(tmp_path: Path, monkeypatch: pytest.MonkeyP
     app = typer.Typer()
     app.command()(contamination)
     out, clean = tmp_path / "report", tmp_path / "clean.jsonl"
-    result = CliRunner().invoke(app, [str(data), "--out", str(out), "--embedder", "none",
+    result = CliRunner().invoke(app, [str(data), "--out-dir", str(out), "--embedder", "none",
                                       "--drop-flagged", str(clean)])
     assert result.exit_code == 0, result.output
     assert [t.id for t in read_jsonl(clean)] == ["keep-1", "keep-2"]

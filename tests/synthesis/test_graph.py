@@ -201,7 +201,7 @@ def test_view_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from synthesis import graph_cli
+    from envfactory.cli import synth_graph as graph_cli
     from synthesis.graph_view import neighbourhood, render_html
 
     graph = build_graph({"shop": SHOP, "shipping": SHIPPING}, AxisEmbedder())
@@ -210,7 +210,7 @@ def test_view_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     page = render_html(graph, graph.tools_of("shop"))
     assert page.count("<circle") == 2 and page.count("<line") == 1  # create -> get only
 
-    # the CLI over a stand-in embedder: stats.json and graph.json land in --out
+    # the CLI over a stand-in embedder: stats.json and graph.json land in --out-dir
     monkeypatch.setattr(graph_cli, "get_embedder", lambda spec, threshold: AxisEmbedder())
     monkeypatch.setattr(graph_cli.tg, "specs_from_registry",
                         lambda names: {"shop": SHOP, "shipping": SHIPPING})
@@ -218,7 +218,7 @@ def test_view_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app.command("graph")(graph_cli.graph)
     app.command("graph-view")(graph_cli.graph_view)
     result = CliRunner().invoke(app, ["graph", "--envs", "shop,shipping",
-                                      "--out", str(tmp_path)])
+                                      "--out-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "Tool_Depend" in result.output
     assert ToolGraph.load(tmp_path / "graph.json").stats().edges_by_kind["Tool_Depend"] == 3

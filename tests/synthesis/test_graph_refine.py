@@ -16,8 +16,8 @@ from inspect_ai.model import ChatMessage, Model, ModelOutput
 from typer.testing import CliRunner
 
 from envfactory.cli import app
+from envfactory.cli import synth_graph as graph_cli
 from harness.providers.responder import reply, responder_model
-from synthesis import graph_cli
 from synthesis.graph import ToolGraph
 from synthesis.graph_llm import REFINED_KEY, refine_edges
 from tests.synthesis.graph_builders import shop

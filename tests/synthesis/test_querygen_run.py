@@ -186,7 +186,7 @@ def test_cli_records_rejections_and_heldout_only_when_asked(
     from typer.testing import CliRunner
 
     import synthesis.querygen
-    from synthesis.cli import synth_app
+    from envfactory.cli import app
     from synthesis.querygen import Rejected
 
     seen: list[dict[str, str]] = []
@@ -201,13 +201,13 @@ def test_cli_records_rejections_and_heldout_only_when_asked(
     graph = _graph(tmp_path / "g.json")
     splits = tmp_path / "splits.json"
     splits.write_text(json.dumps(SPLITS), encoding="utf-8")
-    base = ["queries", "--graph", str(graph), "--n", "2", "--splits", str(splits),
+    base = ["synth", "queries", "--graph", str(graph), "--n", "2", "--splits", str(splits),
             "--model", "mockllm/model", "--model-role", "judge=mockllm/model"]
     runner = CliRunner()
-    barred = runner.invoke(synth_app, [*base, "--out", str(tmp_path / "no"),
+    barred = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "no"),
                                        "--envs", "pharmacy"])
     assert barred.exit_code == 1 and "pass --split" in barred.output
-    result = runner.invoke(synth_app, [*base, "--out", str(tmp_path / "held"),
+    result = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "held"),
                                        "--split", "heldout"])
     assert result.exit_code == 0, result.output
     rejections = [json.loads(line) for line in _lines(tmp_path / "held" / REJECTIONS)]

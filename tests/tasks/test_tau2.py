@@ -11,32 +11,24 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
 from inspect_ai.scorer import Score
-from inspect_ai.tool import ToolCall
-from inspect_ai.util import store_as
 from typer.testing import CliRunner
 
 from envs.tau2 import data
 from envs.tau2.tasks import Action, Task
 from envs.tau2.world import Tau2World
-from harness.gold import GoldMessage, ModelCallContext
+from harness.gold import GoldMessage, Position
 from harness.logs import trajectory_of
 from harness.metrics import pass_hat_k
 from harness.trajectory import Trajectory
 from tasks.tau2.tau2 import tau2_airline, tau2_retail, tau2_telecom
+from testkit.oracle import edited_oracle
+from testkit.scripted import Request, by_own_turns, constant, scripted
 from tests.shared_data import needs_tau2
 
 pytestmark = [needs_tau2, pytest.mark.usefixtures("use_tau2_data")]
 
 TASKS = {"airline": tau2_airline, "retail": tau2_retail, "telecom": tau2_telecom}
-USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
 
 
 def run(domain: str, model: Any, user: Any, log_dir: Path, ids: list[str] | None = None,
@@ -59,41 +51,9 @@ def first_ids(domain: str, n: int) -> list[str]:
     return [t["id"] for t in data.load_tasks(domain)][:n]
 
 
-def output(message: ChatMessageAssistant) -> ModelOutput:
-    return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
-                       usage=USAGE)
-
-
-def gold_playing(edit: Any = None) -> Any:
-    """Plays the gold message the solver published, after `edit(GoldMessage)`."""
-
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        published = store_as(ModelCallContext).gold
-        assert published is not None
-        gold = published.model_copy(deep=True)
-        if edit is not None:
-            gold = edit(gold)
-        calls = [ToolCall(id=f"c{len(input)}{i}", function=c.function, arguments=c.arguments)
-                 for i, c in enumerate(gold.calls)]
-        return output(ChatMessageAssistant(content=gold.text, tool_calls=calls or None))
-
-    return get_model("mockllm/model", custom_outputs=respond)
-
-
-def chat_only() -> Any:
-    return get_model("mockllm/model", custom_outputs=lambda *a: output(
-        ChatMessageAssistant(content="I'm sorry, I can only chat.")))
-
-
 def quick_user() -> Any:
     """States the scenario once, then stops the conversation."""
-
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        said = sum(m.role == "assistant" for m in input)
-        text = "Here is my problem." if said == 0 else "###STOP###"
-        return output(ChatMessageAssistant(content=text))
-
-    return get_model("mockllm/model", custom_outputs=respond)
+    return by_own_turns(["Here is my problem.", "###STOP###"]).model
 
 
 def needs_change(domain: str, task: Task) -> bool:
@@ -133,7 +93,8 @@ def test_oracle_scores_one_on_every_task(domain: str, tmp_path: Path) -> None:
 def test_chat_only_agent_fails_every_task_that_needs_a_change(domain: str,
                                                               tmp_path: Path) -> None:
     ids = first_ids(domain, 12)
-    r = rewards(run(domain, chat_only(), quick_user(), tmp_path, ids))
+    r = rewards(run(domain, constant("I'm sorry, I can only chat."), quick_user(), tmp_path,
+                    ids))
     tasks = {t["id"]: Task.model_validate(t) for t in data.load_tasks(domain)}
     changing = [i for i in ids if needs_change(domain, tasks[i])]
     assert changing and all(r[i] == 0.0 for i in changing)
@@ -144,7 +105,7 @@ def test_one_wrong_write_argument_fails_the_db_check(tmp_path: Path) -> None:
     differs, the reward is 0."""
     swap = {"no longer needed": "ordered by mistake", "ordered by mistake": "no longer needed"}
 
-    def perturb(gold: GoldMessage) -> GoldMessage:
+    def perturb(gold: GoldMessage, position: Position) -> GoldMessage:
         for call in gold.calls:
             if call.function == "cancel_pending_order":
                 call.arguments["reason"] = swap[call.arguments["reason"]]
@@ -153,7 +114,7 @@ def test_one_wrong_write_argument_fails_the_db_check(tmp_path: Path) -> None:
     ids = [t["id"] for t in data.load_tasks("retail")
            if any(a["name"] == "cancel_pending_order"
                   for a in t["evaluation_criteria"]["actions"])][:6]
-    log = run("retail", gold_playing(perturb), "envfactory/oracle", tmp_path, ids)
+    log = run("retail", edited_oracle(perturb), "envfactory/oracle", tmp_path, ids)
     for sample in log.samples or []:
         score = next(iter(sample.scores.values()))
         assert score.value == 0.0 and score.metadata["db_match"] is False, sample.id
@@ -187,7 +148,7 @@ def test_action_matching_follows_upstream() -> None:
 def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
     from envfactory.cli import app
 
-    def perturb(gold: GoldMessage) -> GoldMessage:
+    def perturb(gold: GoldMessage, position: Position) -> GoldMessage:
         for call in gold.calls:
             for key, value in call.arguments.items():
                 if isinstance(value, str) and value.startswith("#W"):
@@ -195,7 +156,7 @@ def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
         return gold
 
     logs = [run("retail", model, "envfactory/oracle", tmp_path / str(i), first_ids("retail", 8))
-            for i, model in enumerate(["envfactory/oracle", gold_playing(perturb)])]
+            for i, model in enumerate(["envfactory/oracle", edited_oracle(perturb)])]
     records, expected = [], []
     for log in logs:
         for sample in log.samples or []:
@@ -207,7 +168,9 @@ def test_grade_cli_agrees_with_the_inspect_scorer(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = CliRunner().invoke(app, ["tau2", "grade", str(path)])
     assert result.exit_code == 0, result.output
-    graded = [json.loads(line) for line in result.output.splitlines()]
+    graded = [json.loads(line) for line in result.stdout.splitlines()]
+    assert f"{len(expected)} graded ({len(expected)} new): {expected.count(1.0)} passed" in (
+        result.stderr)
     assert [g["reward"] for g in graded] == expected
     assert [g["task_id"] for g in graded] == [r["id"] for r in records]
     assert all(Trajectory.model_validate(r).termination == "user_stop" for r in records)
@@ -232,18 +195,15 @@ def test_inspect_limits_leave_the_conversation_and_are_scored(limit: dict[str, i
     `limit` and the unfinished conversation scores 0, like MAX_STEPS."""
     import time
 
-    def slow_user(input: list[Any], tools: list[Any], tool_choice: Any,
-                  config: Any) -> ModelOutput:
+    def slow_user(request: Request) -> str:
         time.sleep(0.6)  # a blocking user: the time limit strikes mid-conversation
-        return output(ChatMessageAssistant(content="Please help me with my booking."))
+        return "Please help me with my booking."
 
     user = slow_user if "time_limit" in limit else "envfactory/oracle"
     ids = [t["id"] for t in data.load_tasks("airline")
            if len(t["evaluation_criteria"]["actions"] or []) >= 3][:1]
     (log,) = inspect_eval(tau2_airline(), model="envfactory/oracle",
-                          model_roles={"user": get_model("mockllm/model",
-                                                         custom_outputs=user)
-                                       if callable(user) else user},
+                          model_roles={"user": scripted(user) if callable(user) else user},
                           sample_id=ids, log_dir=str(tmp_path), display="none", **limit)
     sample = (log.samples or [])[0]
     assert sample.error is None and sample.limit is not None

@@ -152,9 +152,9 @@ CLI = ("import sys; import tests.synthesis.envgen.scripted; from envfactory.cli 
 
 
 def _cli(tmp_path: Path, marker: Path, delay: float, *paths: Path) -> list[str]:
-    return [sys.executable, "-c", CLI, "envgen", "build", *map(str, paths), "--out",
+    return [sys.executable, "-c", CLI, "envgen", "build", *map(str, paths), "--out-dir",
             str(tmp_path / "out"), "--model", "envgen-scripted/auto", "-M", f"delay={delay}", "-M",
-            f"marker={marker}", "--concurrency", "1", "--no-register"]
+            f"marker={marker}", "--max-concurrency", "1", "--no-register"]
 
 
 def _calls(marker: Path) -> list[str]:

@@ -29,7 +29,7 @@ def test_smollm2_build_completes_with_a_verdict(tmp_path: Path) -> None:
         pytest.skip(str(e))
     out = tmp_path / "out"
     run = subprocess.run(
-        [ENVFACTORY, "envgen", "build", str(METADATA), "--out", str(out), "--model",
+        [ENVFACTORY, "envgen", "build", str(METADATA), "--out-dir", str(out), "--model",
          "hf/local", "-M", f"model_path={model_dir}", "-M", "device=cpu", "-M",
          "do_sample=false", "--max-tokens", "96", "--max-revisions", "1", "--no-register"],
         capture_output=True, text=True, timeout=3600)

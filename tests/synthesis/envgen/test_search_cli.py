@@ -10,8 +10,8 @@ from inspect_ai.model import ChatMessage, Model, ModelOutput
 from inspect_ai.tool import ToolCall
 from typer.testing import CliRunner
 
+import envfactory.cli.envgen_search as envgen_search
 import synthesis.envgen.search_agent as search_agent
-import synthesis.model_options as model_options
 from envfactory.cli import app
 from harness.providers.responder import reply, responder_model
 from synthesis.envgen.description import from_sketch
@@ -56,7 +56,7 @@ def scripted_searcher(monkeypatch: pytest.MonkeyPatch,
         asked.extend(roles)
         return {role: responder_model(respond) for role in roles}
 
-    monkeypatch.setattr(model_options, "role_models", fake)
+    monkeypatch.setattr(envgen_search, "role_models", fake)
     return asked
 
 

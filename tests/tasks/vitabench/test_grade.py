@@ -146,13 +146,14 @@ def test_cli(tmp_path: Path, release_dir: Path, monkeypatch: pytest.MonkeyPatch)
         asked.append((name, base_url, {**args, "temperature": config.temperature}))
         return judge.model
 
-    monkeypatch.setattr("inspect_ai.model.get_model", get_model)
+    monkeypatch.setattr("envfactory.cli.options.get_model", get_model)
     out = tmp_path / "results.jsonl"
     result = CliRunner().invoke(app, ["vitabench", "grade", str(source), "--judge",
-                                      "openai/judge-x", "--base-url", "http://judge/v1",
-                                      "-M", "max_retries=2", "-M", "org=a=b",
-                                      "--temperature", "0.5",
-                                      "--out", str(out)])
+                                      "openai/judge-x", "--judge-base-url", "http://judge/v1",
+                                      "--judge-model-arg", "max_retries=2",
+                                      "--judge-model-arg", "org=a=b",
+                                      "--judge-temperature", "0.5",
+                                      "--results", str(out)])
     assert result.exit_code == 0, result.output
     assert asked == [("openai/judge-x", "http://judge/v1", {"max_retries": 2, "org": "a=b",
                                                          "temperature": 0.5})]
