@@ -11,11 +11,12 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ChatMessage, GenerateConfig, Model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 from harness.judge import JudgeNotSetError, judge_json, judge_model, parse_json_answer
+from testkit.scripted import answers
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -34,15 +35,9 @@ def test_parse_json_answer(text: str, expected: Any) -> None:
     assert parse_json_answer(text) == expected
 
 
-def scripted(*answers: str) -> Model:
-    """A mockllm model that answers `answers` in turn and records what it was sent."""
-    def outputs() -> Any:
-        for answer in answers:
-            output = ModelOutput.from_content("mockllm/model", answer)
-            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-            yield output
-
-    return get_model("mockllm/model", custom_outputs=outputs())
+def scripted(*replies: str) -> Model:
+    """A model that answers `replies` in turn."""
+    return answers(*replies).model
 
 
 def test_explicit_model_needs_no_role() -> None:

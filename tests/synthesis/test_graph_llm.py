@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import Model
 
 from synthesis.graph_llm import (
     audit_orphans,
@@ -11,16 +11,13 @@ from synthesis.graph_llm import (
     refine_edges,
     resolve_model,
 )
+from testkit.scripted import answers
 from tests.synthesis.graph_builders import Graph, shop
 
 
 def scripted(*replies: str) -> Model:
-    outputs = []
-    for text in replies:
-        out = ModelOutput.from_content(model="mockllm/model", content=text)
-        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        outputs.append(out)
-    return get_model("mockllm/model", custom_outputs=outputs, memoize=False)
+    """A model that answers `replies` in turn."""
+    return answers(*replies).model
 
 
 def depends(gr: Graph) -> set[tuple[str, str, str]]:

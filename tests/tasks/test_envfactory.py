@@ -3,31 +3,21 @@ in-process agreement, and no leaks between concurrent samples."""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
-from inspect_ai.solver._task_state import sample_state
-from inspect_ai.tool import ToolCall
-from inspect_ai.util import store_as
 
-from harness.gold import ModelCallContext
-from harness.trajectory import Trajectory, read_jsonl
+from harness.gold import GoldCall, GoldMessage, Position
+from harness.trajectory import read_jsonl
 from synthesis.task_specs import build_all, check
 from tasks.envfactory.envfactory import envfactory
-from tasks.envfactory.episode import DATA_DIR, gold_script
+from tasks.envfactory.episode import DATA_DIR
+from testkit.oracle import Edit, edited_oracle, gold_answer
+from testkit.scripted import Answer, call
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -51,66 +41,45 @@ def scores(log: EvalLog) -> dict[str, dict[str, float]]:
             for s in log.samples or []}
 
 
-Edit = Callable[[int, list[list[dict[str, Any]]]], list[list[dict[str, Any]]]]
-
-
-def scripted(edit: Edit) -> Any:
-    """Plays the gold script after `edit(turn, steps)` (steps: lists of call dicts)."""
-
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        position = store_as(ModelCallContext).position
-        sample = sample_state()
-        assert position is not None and sample is not None
-        script = gold_script(Trajectory.model_validate(sample.metadata["trajectory"]))
-        turn, step = position.turn, position.step
-        steps = edit(turn, [[c.model_dump() for c in message.calls]
-                            for message in script.assistant[turn]])
-        if step < len(steps) and steps[step]:
-            message = ChatMessageAssistant(content="", tool_calls=[
-                ToolCall(id=f"c{turn}{step}{i}", function=c["function"],
-                         arguments=c["arguments"], parse_error=c.get("parse_error"))
-                for i, c in enumerate(steps[step])])
-        else:
-            message = ChatMessageAssistant(content="Done.")
-        return ModelOutput(model="scripted", choices=[ChatCompletionChoice(message=message)],
-                           usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
-
-    return get_model("mockllm/model", custom_outputs=respond)
-
-
 def test_oracle_scores_one(smoke_dir: Path, tmp_path: Path) -> None:
     s = scores(run("envfactory/oracle", smoke_dir, tmp_path))
     assert s == {"smoke-001": {"reward": 1.0, "r_traj": 1.0, "r_state": 1.0,
                                "p_length": 0.0, "p_format": 0.0}}
 
 
-def skip_last_turn(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    return [] if turn == 1 else steps
+# deviations from the gold, stated as edits of the gold message at one position (the
+# held-out task plays each turn's gold calls in one message, then "Done.")
+
+NOOP = GoldCall(function="calendar-list_calendars")
 
 
-def extra_calls(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    noop = {"function": "calendar-list_calendars", "arguments": {}}
-    return [steps[0] + [noop, noop]]
+def skip_last_turn(gold: GoldMessage, position: Position) -> GoldMessage:
+    return GoldMessage(text="Done.") if position.turn == 1 else gold
 
 
-def wrong_read_value(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    steps = copy.deepcopy(steps)
-    if turn == 0:
-        steps[0][0]["arguments"]["query"] = "Chen"
-    return steps
+def extra_calls(gold: GoldMessage, position: Position) -> GoldMessage:
+    if position.step == 0:
+        gold.calls += [NOOP, NOOP]
+    return gold
 
 
-def wrong_write_value(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    steps = copy.deepcopy(steps)
-    if turn == 1:
-        steps[0][1]["arguments"]["start_time"] = "10:30"
-    return steps
+def wrong_read_value(gold: GoldMessage, position: Position) -> GoldMessage:
+    if (position.turn, position.step) == (0, 0):
+        gold.calls[0].arguments["query"] = "Chen"
+    return gold
 
 
-def unparseable(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    bad = {"function": "calendar-list_calendars", "arguments": {},
-           "parse_error": "Expecting value: line 1 column 1"}
-    return [steps[0] + [bad]] if turn == 0 else steps
+def wrong_write_value(gold: GoldMessage, position: Position) -> GoldMessage:
+    if (position.turn, position.step) == (1, 0):
+        gold.calls[1].arguments["start_time"] = "10:30"
+    return gold
+
+
+def unparseable(gold: GoldMessage, position: Position) -> GoldMessage | Answer:
+    if (position.turn, position.step) != (0, 0):
+        return gold
+    bad = call("calendar-list_calendars", parse_error="Expecting value: line 1 column 1")
+    return [*(gold_answer(gold, position).tool_calls or []), bad]
 
 
 @pytest.mark.parametrize("edit, expected", [
@@ -128,13 +97,13 @@ def unparseable(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[
 ])
 def test_scripted_deviations_score_exactly(edit: Edit, expected: dict[str, float],
                                            smoke_dir: Path, tmp_path: Path) -> None:
-    got = scores(run(scripted(edit), smoke_dir, tmp_path))["smoke-001"]
+    got = scores(run(edited_oracle(edit), smoke_dir, tmp_path))["smoke-001"]
     for key, value in expected.items():
         assert got[key] == pytest.approx(value), key
 
 
 def test_mcp_and_inprocess_give_identical_results(smoke_dir: Path, tmp_path: Path) -> None:
-    logs = {t: run(scripted(extra_calls), smoke_dir, tmp_path / t, transport=t)
+    logs = {t: run(edited_oracle(extra_calls), smoke_dir, tmp_path / t, transport=t)
             for t in ("inprocess", "mcp")}
     samples = {t: (log.samples or [])[0] for t, log in logs.items()}
     tool_texts = {t: [m.text for m in s.messages if m.role == "tool"]
@@ -198,10 +167,13 @@ def test_rejected_call_is_shown_once_as_an_error(smoke_dir: Path, tmp_path: Path
     """A call the environment rejects reaches the model as its error text, once: no
     `error=` on the tool message (providers would prefix a second "Error: ")."""
 
-    def bad_argument(turn: int, steps: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-        return [[{"function": "calendar-list_calendars", "arguments": {"nope": 1}}]] + steps
+    def bad_argument(gold: GoldMessage, position: Position) -> GoldMessage:
+        if position.step > 0:
+            return gold
+        return GoldMessage(calls=[GoldCall(function="calendar-list_calendars",
+                                           arguments={"nope": 1})])
 
-    sample = (run(scripted(bad_argument), smoke_dir, tmp_path).samples or [])[0]
+    sample = (run(edited_oracle(bad_argument), smoke_dir, tmp_path).samples or [])[0]
     tool = next(m for m in sample.messages if m.role == "tool")
     assert tool.error is None  # type: ignore[union-attr]
     assert tool.text.startswith("Error: Invalid arguments for tool 'list_calendars'")
