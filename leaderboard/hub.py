@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from envs.hashing import file_sha256
 from envs.jsonl import read_records
 from leaderboard import cards
 from leaderboard.hub_data import LogEntry, dataset_row, find_logs, log_entry, read_splits
@@ -243,16 +244,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def push_dataset(sources: Sequence[Path], repo_id: str, *, private: bool | None = None,
                  revision: str | None = None, license: str = "mit",
                  message: str | None = None) -> PushResult:
@@ -291,7 +282,7 @@ def push_dataset(sources: Sequence[Path], repo_id: str, *, private: bool | None 
         card = cards.dataset_card(cards.DatasetCardInput(
             repo_id=repo_id, license=license, split_files=split_files, counts=counts,
             num_bytes=num_bytes,            environments=data.environments(),
-            sources={p.name: _file_sha256(p) for p in data.files}, manifests=manifests,
+            sources={p.name: file_sha256(p) for p in data.files}, manifests=manifests,
             contamination_md=report_md.read_text(encoding="utf-8") if report_md else None,
             contamination=_read_json(report_json) if report_json else None))
         files["README.md"] = card.encode("utf-8")

@@ -16,7 +16,6 @@ trajectories are refused: training on them would contaminate the held-out suite.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ import yaml
 from datasets import Dataset, Features, List, Value
 from pydantic import BaseModel
 
+from envs.hashing import file_sha256
 from harness.trajectory import Trajectory, read_jsonl
 from training.rl_export import rl_rows, tools_config
 from training.sft_export import (
@@ -164,7 +164,7 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
         sft_history_closings=closings, rl_train_rows=len(rows["train"]),
         rl_val_rows=len(rows["val"]),
         environments=environments,
-        inputs={str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs},
+        inputs={str(p): file_sha256(p) for p in inputs},
         val_ratio=val_ratio, seed=seed)
     (out / "manifest.json").write_text(summary.model_dump_json(indent=2) + "\n",
                                        encoding="utf-8")

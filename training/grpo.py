@@ -29,12 +29,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from training.provenance import (
-    CheckpointProvenance,
-    base_model_id,
-    file_sha256,
-    write_provenance,
-)
+from envs.hashing import file_sha256
+from training.provenance import CheckpointProvenance, base_model_id, write_provenance
 
 __all__ = ["GrpoConfig", "command", "overrides", "run_grpo"]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from rich.console import Console
 
+from envs.hashing import file_sha256
 from envs.release_registry import LOCAL_MODELS
-from training.provenance import file_sha256
 
 
 def models_dir() -> Path:

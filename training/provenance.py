@@ -9,17 +9,16 @@ reads as None; the scorer then records it as method "base".
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-__all__ = ["PROVENANCE_FILE", "CheckpointProvenance", "base_model_id", "file_sha256",
-           "read_provenance", "write_provenance"]
+from envs.jsonl import write_atomic
+
+__all__ = ["PROVENANCE_FILE", "CheckpointProvenance", "base_model_id", "read_provenance",
+           "write_provenance"]
 
 PROVENANCE_FILE = "envfactory_provenance.json"
 
@@ -49,14 +48,7 @@ def write_provenance(checkpoint_dir: Path | str, prov: CheckpointProvenance) -> 
     if not directory.is_dir():
         raise FileNotFoundError(f"{directory}: not a directory; cannot write provenance")
     path = directory / PROVENANCE_FILE
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{PROVENANCE_FILE}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(prov.model_dump_json(indent=2) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, prov.model_dump_json(indent=2) + "\n")
     return path
 
 
@@ -75,15 +67,6 @@ def read_provenance(checkpoint_dir: Path | str) -> CheckpointProvenance | None:
         return CheckpointProvenance.model_validate_json(text)
     except ValidationError as e:
         raise ValueError(f"{path}: not a valid provenance record: {e}") from None
-
-
-def file_sha256(path: Path | str) -> str:
-    """sha256 of a file's bytes (what `CheckpointProvenance.data` holds per file)."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def base_model_id(model: str, model_path: str) -> str:

@@ -39,14 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from envs.hashing import file_sha256
 from envs.jsonl import complete_lines
 from training.export import SFT_NAME, export
-from training.provenance import (
-    CheckpointProvenance,
-    base_model_id,
-    file_sha256,
-    write_provenance,
-)
+from training.provenance import CheckpointProvenance, base_model_id, write_provenance
 
 __all__ = ["PRESETS", "SftConfig", "SftResult", "llamafactory_cli", "render", "run_sft"]
 

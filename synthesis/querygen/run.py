@@ -20,6 +20,7 @@ from typing import Any
 from inspect_ai.model import Model
 from pydantic import BaseModel, Field
 
+from envs.hashing import file_sha256
 from envs.jsonl import append_line, complete_lines, write_atomic
 from harness.results_file import write_in_order
 from synthesis.chain import ToolChain
@@ -152,7 +153,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
     manifest = Manifest(
         preset=args.preset, seed=args.seed, n=args.n, split=args.split, sampler=args.sampler,
         max_nodes=args.max_nodes, graph=str(args.graph),
-        graph_sha256=hashlib.sha256(args.graph.read_bytes()).hexdigest(),
+        graph_sha256=file_sha256(args.graph),
         models={role: str(m) for role, m in models.items()},
         generate={role: m.config.model_dump(mode="json", exclude_none=True)
                   for role, m in models.items()},

@@ -25,6 +25,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from envfactory.cli import app
+from envs.hashing import file_sha256
 from testkit.recording_server import Api, RecordingServer, Reply
 from training import autoscore
 from training.autoscore import (
@@ -55,7 +56,6 @@ from training.provenance import (
     PROVENANCE_FILE,
     CheckpointProvenance,
     base_model_id,
-    file_sha256,
     read_provenance,
     write_provenance,
 )

@@ -6,10 +6,8 @@ the trainer runs.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +19,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.markup import escape
 
+from envs.jsonl import write_atomic
 from training.autoscore.checkpoints import checkpoint_label, find_checkpoints
 from training.autoscore.scoring import ScoreResult, score_checkpoint
 from training.autoscore.serving import stop_process_group
@@ -57,10 +56,7 @@ class ScoredState(BaseModel):
                              ) from None
 
     def save(self, run_dir: Path) -> None:
-        fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f"{SCORED_FILE}.", suffix=".partial")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(self.model_dump_json(indent=2) + "\n")
-        os.replace(tmp, run_dir / SCORED_FILE)
+        write_atomic(run_dir / SCORED_FILE, self.model_dump_json(indent=2) + "\n")
 
 
 MAX_ATTEMPTS = 3
