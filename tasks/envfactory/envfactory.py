@@ -8,17 +8,15 @@ and per domain). The held-out environments never appear in training data.
 from inspect_ai import Task, task
 
 from harness import task_options
-from tasks.envfactory.episode import (
-    DATA_DIR,
-    envfactory_scorer,
-    envfactory_solver,
-    load_dataset,
-)
+from tasks._envfactory.dataset import DATA_DIR, load_dataset
+from tasks._envfactory.orchestrator import envfactory_solver
+from tasks._envfactory.scoring import envfactory_scorer
 
 
 @task
 def envfactory(split: str = "heldout", transport: str = "inprocess", alpha: float = 0.5,
-               max_steps: int = 10, data_dir: str | None = None) -> Task:
+               max_turn_steps: int = 10, max_steps: int | None = None,
+               data_dir: str | None = None) -> Task:
     """EnvFactory held-out suite.
 
     Args:
@@ -26,17 +24,24 @@ def envfactory(split: str = "heldout", transport: str = "inprocess", alpha: floa
         transport: "inprocess" (tools on the sample's own environments) or "mcp"
             (one `envfactory env serve` stdio server per environment per sample).
         alpha: weight of R_traj in the composite reward.
-        max_steps: tool-calling assistant messages allowed per user turn.
+        max_turn_steps: tool-calling assistant messages allowed per user turn (the
+            release's max_assistant_turns).
+        max_steps: hops in the whole episode, as `-T max_steps` means in τ² and VitaBench
+            (default: no limit, as the release). Before, this task's `max_steps` was the
+            per-turn limit, now `max_turn_steps`.
         data_dir: directory with <split>.jsonl task files (default: the shipped tasks).
     """
     task_options.one_of("split", split, ("heldout", "train", "all"))
     task_options.one_of("transport", transport, ("inprocess", "mcp"))
     task_options.number("alpha", alpha, 0.0, 1.0)
-    task_options.integer("max_steps", max_steps, minimum=1)
+    task_options.integer("max_turn_steps", max_turn_steps, minimum=1)
+    if max_steps is not None:
+        task_options.integer("max_steps", max_steps, minimum=1)
     tasks_dir = task_options.directory("data_dir", data_dir) if data_dir else DATA_DIR
     return Task(
         dataset=load_dataset(split, tasks_dir),
-        solver=envfactory_solver(transport=transport, max_steps=max_steps),
+        solver=envfactory_solver(transport=transport, max_turn_steps=max_turn_steps,
+                                 max_steps=max_steps),
         scorer=envfactory_scorer(alpha=alpha),
         metadata={"benchmark": "envfactory", "split": split, "transport": transport},
         version="1",
