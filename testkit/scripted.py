@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspect_ai.model import ChatMessageAssistant, Model, ModelOutput
+from inspect_ai.model import ChatMessageAssistant, GenerateConfig, Model, ModelOutput
 from inspect_ai.tool import ToolCall
 
 from harness.providers.responder import Request, reply, request_model
@@ -51,21 +51,39 @@ def output(answer: Answer) -> ModelOutput:
     return reply(answer.text, answer.tool_calls)
 
 
+def _fresh_ids(out: ModelOutput, request: Request) -> ModelOutput:
+    """`out` with every tool-call id its conversation already holds replaced by a new one:
+    a scripted answer given twice (a repeated script entry) must not reuse its ids, as no
+    provider would."""
+    used = {c.id for m in request.messages if isinstance(m, ChatMessageAssistant)
+            for c in m.tool_calls or []}
+    calls = out.message.tool_calls or []
+    if not any(c.id in used for c in calls):
+        return out
+    out = out.model_copy(deep=True)
+    for c in out.message.tool_calls or []:
+        if c.id in used:
+            c.id = f"call_{next(_ids)}"
+    return out
+
+
 class ScriptedModel:
     """A model answering each request with `respond(request)`; it records every request.
 
     `.model` is the Inspect `Model` to pass to `eval` (or as a role); `.requests` holds
     what it was sent, in order (messages, offered tools, tool choice, generation config).
+    `config` is the model's own generation config.
     """
 
-    def __init__(self, respond: Callable[[Request], Answer]) -> None:
+    def __init__(self, respond: Callable[[Request], Answer],
+                 config: GenerateConfig | None = None) -> None:
         self.respond = respond
         self.requests: list[Request] = []
-        self.model: Model = request_model(self._answer)
+        self.model: Model = request_model(self._answer, config)
 
     def _answer(self, request: Request) -> ModelOutput:
         self.requests.append(request)
-        return output(self.respond(request))
+        return _fresh_ids(output(self.respond(request)), request)
 
     @property
     def prompts(self) -> list[str]:
@@ -96,7 +114,7 @@ def answers(*replies: Answer) -> ScriptedModel:
     return ScriptedModel(respond)
 
 
-def by_own_turns(script: Sequence[Answer]) -> ScriptedModel:
+def by_own_turns(script: Sequence[Answer], config: GenerateConfig | None = None) -> ScriptedModel:
     """A speaker whose answer depends on how far its conversation is: entry k answers a
     request holding k of its own (assistant-role) messages; the last entry repeats.
 
@@ -107,4 +125,4 @@ def by_own_turns(script: Sequence[Answer]) -> ScriptedModel:
         own = sum(m.role == "assistant" for m in request.messages)
         return script[min(own, len(script) - 1)]
 
-    return ScriptedModel(respond)
+    return ScriptedModel(respond, config)

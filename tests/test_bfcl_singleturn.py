@@ -28,7 +28,6 @@ from inspect_ai.model import (
     ModelCall,
     ModelOutput,
     ModelUsage,
-    get_model,
     modelapi,
 )
 from inspect_ai.tool import ToolCall
@@ -37,6 +36,7 @@ from envs.bfcl import package
 from harness.episode import message_record
 from tasks._bfcl import singleturn as st
 from tasks.bfcl_singleturn.bfcl_singleturn import bfcl_singleturn
+from testkit.scripted import Answer, Request, call, constant, scripted
 
 SCORER = "bfcl_singleturn_scorer"
 PINNED = package.bfcl_version() == "2025.8.6.2"
@@ -245,16 +245,8 @@ def test_official_category_names() -> None:
 # --------------------------------------------------------------------------- controls
 
 
-def _first_tool_no_args(input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
-    output = ModelOutput.for_tool_call("mockllm/model", tools[0].name, {})
-    output.usage = _usage()
-    return output
-
-
-def _text_only(input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
-    output = ModelOutput.from_content("mockllm/model", "I would rather not call anything.")
-    output.usage = _usage()
-    return output
+def _first_tool_no_args(request: Request) -> Answer:
+    return [call(request.tools[0].name)]
 
 
 def _head(categories: tuple[str, ...], n: int) -> list[str]:
@@ -263,7 +255,7 @@ def _head(categories: tuple[str, ...], n: int) -> list[str]:
 
 @pytest.mark.slow
 def test_negative_control_first_tool_empty_args(tmp_path: Path) -> None:
-    model = get_model("mockllm/model", custom_outputs=_first_tool_no_args)
+    model = scripted(_first_tool_no_args)
     ids = _head(st.CATEGORIES, 12)
     [log] = inspect_eval(bfcl_singleturn(), model=model, sample_id=ids,
                          log_dir=str(tmp_path), display="none")
@@ -287,7 +279,7 @@ def test_negative_control_first_tool_empty_args(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_negative_control_text_only(tmp_path: Path) -> None:
-    model = get_model("mockllm/model", custom_outputs=_text_only)
+    model = constant("I would rather not call anything.")
     ids = _head(st.CATEGORIES, 4)
     [log] = inspect_eval(bfcl_singleturn(), model=model, sample_id=ids,
                          log_dir=str(tmp_path), display="none")

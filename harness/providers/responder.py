@@ -56,15 +56,17 @@ def reply(text: str = "", calls: list[ToolCall] | None = None) -> ModelOutput:
         usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
 
 
-def request_model(respond: RespondToRequest) -> Model:
+def request_model(respond: RespondToRequest, config: GenerateConfig | None = None) -> Model:
     """An Inspect `Model` (mockllm underneath, never memoized) that calls `respond` with
-    each call's whole `Request`."""
+    each call's whole `Request`; `config` is the model's own generation config (what a
+    role's `-M`/model config would set)."""
 
     def custom(input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
                config: GenerateConfig) -> ModelOutput:
         return respond(Request(list(input), list(tools), tool_choice, config))
 
-    return get_model("mockllm/model", custom_outputs=custom, memoize=False)
+    return get_model("mockllm/model", custom_outputs=custom, memoize=False,
+                     config=config or GenerateConfig())
 
 
 def responder_model(respond: Respond) -> Model:

@@ -13,14 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
-from inspect_ai.tool import ToolCall
 
 from envs.bfcl import package
 from envs.bfcl.categories import MULTI_TURN_CATEGORIES
@@ -40,6 +32,7 @@ from testkit.bfcl_official import (
     verdicts,
     write_replay,
 )
+from testkit.scripted import Answer, Request, ScriptedModel, call, message, scripted
 
 CATEGORIES = list(MULTI_TURN_CATEGORIES)
 
@@ -100,17 +93,12 @@ def _harmless(tools: list[Any]) -> Any:
 def harmless_tool_model() -> Any:
     """Calls one argument-free read tool once per user turn, then answers with text."""
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        if input[-1].role == "user":
-            message = ChatMessageAssistant(content="", tool_calls=[
-                ToolCall(id="c1", function=_harmless(tools).name, arguments={})])
-        else:
-            message = ChatMessageAssistant(content="All done.")
-        return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
-                           usage=usage)
+    def respond(request: Request) -> Answer:
+        if request.messages[-1].role == "user":
+            return [call(_harmless(request.tools).name, id="c1")]
+        return "All done."
 
-    return get_model("mockllm/model", custom_outputs=respond)
+    return scripted(respond)
 
 
 def test_negative_control_harmless_tool_scores_zero(tmp_path: Path) -> None:
@@ -279,17 +267,15 @@ def test_missed_function_is_revealed_with_the_official_message(tmp_path: Path) -
     entry_id = "multi_turn_miss_func_0"
     entry, _ = entry_and_gt(entry_id)
     (turn, (held_out,)), = entry["missed_function"].items()
-    seen: list[tuple[str, list[str]]] = []
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
-        seen.append((input[-1].text, [t.name for t in tools]))
+    def respond(request: Request) -> Answer:
         # call the held-out function before it is offered: it executes anyway
-        calls = [ToolCall(id="c", function=held_out, arguments={})] if len(seen) == 1 else []
-        message = ChatMessageAssistant(content="ok", tool_calls=calls or None)
-        return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
-                           usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+        first = len(agent.requests) == 1
+        return message("ok", [call(held_out, id="c")] if first else [])
 
-    log = run_task(get_model("mockllm/model", custom_outputs=respond), [entry_id], tmp_path)
+    agent = ScriptedModel(respond)
+    log = run_task(agent.model, [entry_id], tmp_path)
+    seen = [(r.messages[-1].text, [t.name for t in r.tools]) for r in agent.requests]
     reveal = [i for i, (text, _) in enumerate(seen) if text == HOLDOUT_MESSAGE]
     assert len(reveal) == 1
     assert all(held_out not in names for _, names in seen[:reveal[0]])

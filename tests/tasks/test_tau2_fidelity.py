@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,12 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    GenerateConfig,
-    ModelOutput,
-    ModelUsage,
     get_model,
 )
-from inspect_ai.tool import ToolCall
 
 from harness.logs import trajectory_of
 from tasks.tau2.tau2 import tau2_airline, tau2_telecom
+from testkit.scripted import ScriptedModel, by_own_turns, call, constant, message
 from tests.shared_data import needs_tau2
 
 pytestmark = [needs_tau2, pytest.mark.usefixtures("use_tau2_data")]
@@ -44,36 +38,29 @@ SEED_TRIAL_0, SEED_TRIAL_1 = 626729, 373753
 TELECOM_TASK = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]"
 
 
-@dataclass
-class Scripted:
-    """A mock model that records each request and answers from a script: entry k is its
-    reply to a request holding k of its own (assistant-role) messages."""
-
-    script: list[str | tuple[str | None, list[tuple[str, dict[str, Any]]]]]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def __call__(self, input: list[Any], tools: list[Any], tool_choice: Any,
-                 config: GenerateConfig) -> ModelOutput:
-        self.requests.append({"roles": [m.role for m in input], "texts": [m.text for m in input],
-                              "temperature": config.temperature, "seed": config.seed})
-        own = sum(m.role == "assistant" for m in input)
-        entry = self.script[min(own, len(self.script) - 1)]
-        content, calls = (entry, []) if isinstance(entry, str) else entry
-        message = ChatMessageAssistant(
-            content=content or "",
-            tool_calls=[ToolCall(id=f"c{len(input)}_{i}", function=n, arguments=a)
-                        for i, (n, a) in enumerate(calls)] or None)
-        return ModelOutput(model="mock", choices=[ChatCompletionChoice(message=message)],
-                           usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
-
-    def model(self) -> Any:
-        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+#: a reply: text, or (text or None, [(tool, arguments)])
+Entry = str | tuple[str | None, list[tuple[str, dict[str, Any]]]]
 
 
-def run(task: Any, agent: Scripted, user: Scripted, ids: list[str], log_dir: Path,
+def scripted_turns(script: list[Entry]) -> ScriptedModel:
+    """A speaker answering from a script: entry k is its reply to a request holding k of
+    its own (assistant-role) messages."""
+    return by_own_turns([entry if isinstance(entry, str) else
+                         message(entry[0] or "", [call(n, a) for n, a in entry[1]])
+                         for entry in script])
+
+
+def seen(model: ScriptedModel) -> list[dict[str, Any]]:
+    """What each request of `model` carried: roles, texts, temperature and seed."""
+    return [{"roles": [m.role for m in r.messages], "texts": [m.text for m in r.messages],
+             "temperature": r.config.temperature, "seed": r.config.seed}
+            for r in model.requests]
+
+
+def run(task: Any, agent: ScriptedModel, user: ScriptedModel, ids: list[str], log_dir: Path,
         **eval_args: Any) -> EvalLog:
     patterns = [re.sub(r"([\[\]*?])", r"[\1]", i) for i in ids]
-    (log,) = inspect_eval(task, model=agent.model(), model_roles={"user": user.model()},
+    (log,) = inspect_eval(task, model=agent.model, model_roles={"user": user.model},
                           sample_id=patterns, log_dir=str(log_dir), display="none",
                           max_samples=1, **eval_args)
     assert log.status == "success", log.error
@@ -90,19 +77,19 @@ def score_of(sample: EvalSample) -> Any:
 
 
 def test_first_requests_sampling_and_greeting_follow_upstream(tmp_path: Path) -> None:
-    agent = Scripted(["Sure, let me help."])
-    user = Scripted(["I want to change my flight.", "###STOP###"])
+    agent = scripted_turns(["Sure, let me help."])
+    user = scripted_turns(["I want to change my flight.", "###STOP###"])
     log = run(tau2_airline(epochs=2), agent, user, ["0"], tmp_path)
     # the agent never sees its greeting; the user sees it as its first (user-role) input
-    assert agent.requests[0]["roles"] == ["system", "user"]
-    assert agent.requests[0]["texts"][1] == "I want to change my flight."
-    assert user.requests[0]["roles"] == ["system", "user"]
-    assert user.requests[0]["texts"][1] == GREETING
-    assert user.requests[1]["roles"] == ["system", "user", "assistant", "user"]
+    assert seen(agent)[0]["roles"] == ["system", "user"]
+    assert seen(agent)[0]["texts"][1] == "I want to change my flight."
+    assert seen(user)[0]["roles"] == ["system", "user"]
+    assert seen(user)[0]["texts"][1] == GREETING
+    assert seen(user)[1]["roles"] == ["system", "user", "assistant", "user"]
     # temperature 0.0 and the trial's seed on every request of both roles
-    seeds = sorted({r["seed"] for r in agent.requests + user.requests})
+    seeds = sorted({r["seed"] for r in seen(agent) + seen(user)})
     assert seeds == sorted([SEED_TRIAL_0, SEED_TRIAL_1])
-    assert {r["temperature"] for r in agent.requests + user.requests} == {0.0}
+    assert {r["temperature"] for r in seen(agent) + seen(user)} == {0.0}
     # recorded: task metadata, each sample's sampling; the greeting stays in the log
     assert log.eval.metadata and log.eval.metadata["seed"] == 300
     assert log.eval.metadata["temperature"] == 0.0 and log.eval.metadata["max_errors"] is None
@@ -117,32 +104,33 @@ def test_first_requests_sampling_and_greeting_follow_upstream(tmp_path: Path) ->
 
 def test_sampling_options_override_upstream_defaults(tmp_path: Path) -> None:
     # -T seed / -T temperature: upstream's --seed semantics (derived per trial)
-    agent, user = Scripted(["Hello."]), Scripted(["###STOP###"])
+    agent, user = scripted_turns(["Hello."]), scripted_turns(["###STOP###"])
     run(tau2_airline(seed=7, temperature=0.5), agent, user, ["0"], tmp_path / "t")
     derived = random.Random(7).randint(0, 1000000)
-    assert {(r["temperature"], r["seed"]) for r in agent.requests + user.requests} == {
+    assert {(r["temperature"], r["seed"]) for r in seen(agent) + seen(user)} == {
         (0.5, derived)}
     # Inspect's --temperature / --seed win over the task's defaults, for both roles
-    agent, user = Scripted(["Hello."]), Scripted(["###STOP###"])
+    agent, user = scripted_turns(["Hello."]), scripted_turns(["###STOP###"])
     run(tau2_airline(), agent, user, ["0"], tmp_path / "cli", temperature=0.2, seed=11)
-    assert {(r["temperature"], r["seed"]) for r in agent.requests + user.requests} == {
+    assert {(r["temperature"], r["seed"]) for r in seen(agent) + seen(user)} == {
         (0.2, 11)}
 
 
-def storm(n: int) -> Scripted:
-    return Scripted([(None, [("get_reservation_details", {"reservation_id": f"ZZZ{i:03d}"})])
-                     for i in range(n)] + ["None of those exist."])
+def storm(n: int) -> ScriptedModel:
+    return scripted_turns(
+        [(None, [("get_reservation_details", {"reservation_id": f"ZZZ{i:03d}"})])
+         for i in range(n)] + ["None of those exist."])
 
 
 def test_an_error_storm_does_not_end_the_conversation(tmp_path: Path) -> None:
     """12 failing calls: v0.2.0 never counts them; the conversation goes on."""
-    user = Scripted(["Find my reservation.", "###STOP###"])
+    user = scripted_turns(["Find my reservation.", "###STOP###"])
     sample = only_sample(run(tau2_airline(), storm(12), user, ["0"], tmp_path / "a"))
     score = score_of(sample)
     assert score.metadata["termination_reason"] == "user_stop"
     assert score.metadata["tool_errors"] == 12
     # -T max_errors=10 enforces the limit of later releases: ends there, reward 0
-    user = Scripted(["Find my reservation.", "###STOP###"])
+    user = scripted_turns(["Find my reservation.", "###STOP###"])
     sample = only_sample(run(tau2_airline(max_errors=10), storm(12), user, ["0"],
                              tmp_path / "b"))
     score = score_of(sample)
@@ -151,16 +139,16 @@ def test_an_error_storm_does_not_end_the_conversation(tmp_path: Path) -> None:
 
 
 def test_a_stop_token_with_a_tool_call_runs_the_call(tmp_path: Path) -> None:
-    agent = Scripted(["Please turn airplane mode off.", "Is it working now?"])
-    user = Scripted(["My data does not work.",
-                     ("###STOP###", [("toggle_airplane_mode", {})]),
-                     "Done, I toggled it.", "###STOP###"])
+    agent = scripted_turns(["Please turn airplane mode off.", "Is it working now?"])
+    user = scripted_turns(["My data does not work.",
+                           ("###STOP###", [("toggle_airplane_mode", {})]),
+                           "Done, I toggled it.", "###STOP###"])
     sample = only_sample(run(tau2_telecom(), agent, user, [TELECOM_TASK], tmp_path))
     record = trajectory_of(sample).messages
     tool = [m for m in record if m.role == "tool"]
     assert len(tool) == 1 and tool[0].requestor == "user" and not tool[0].error
     # asked again after the call, with the result; then the plain stop ends the run
-    assert user.requests[2]["roles"][-2:] == ["assistant", "tool"]
+    assert seen(user)[2]["roles"][-2:] == ["assistant", "tool"]
     assert score_of(sample).metadata["termination_reason"] == "user_stop"
     assert record[-1].content == "###STOP###"
 
@@ -169,22 +157,22 @@ def test_a_stop_token_with_a_tool_call_runs_the_call(tmp_path: Path) -> None:
 def test_an_empty_message_fails_the_simulation(side: str, tmp_path: Path) -> None:
     """v0.2.0's `validate()` raises: the simulation aborts and has no reward. Here the
     episode ends as agent_error / user_error and scores 0, saying so in the metadata."""
-    agent = Scripted([""] if side == "assistant" else ["How can I help?"])
-    user = Scripted(["Hello.", "###STOP###"] if side == "assistant" else [""])
+    agent = scripted_turns([""] if side == "assistant" else ["How can I help?"])
+    user = scripted_turns(["Hello.", "###STOP###"] if side == "assistant" else [""])
     sample = only_sample(run(tau2_airline(), agent, user, ["0"], tmp_path))
     score = score_of(sample)
     reason = "agent_error" if side == "assistant" else "user_error"
     assert score.value == 0.0 and score.metadata["termination_reason"] == reason
     assert "records no reward" in score.metadata["simulation_failed"]
     assert f"empty {side} message" in score.metadata["detail"]
-    assert len(agent.requests) == (1 if side == "assistant" else 0)
+    assert len(seen(agent)) == (1 if side == "assistant" else 0)
 
 
 def test_max_steps_is_checked_with_a_call_pending(tmp_path: Path) -> None:
     """Step 1 the user speaks, step 2 the agent calls a tool: at max_steps=2 v0.2.0 stops
     before the environment runs it."""
-    agent = Scripted([(None, [("get_user_details", {"user_id": "mia_li_3668"})])])
-    user = Scripted(["Look me up."])
+    agent = scripted_turns([(None, [("get_user_details", {"user_id": "mia_li_3668"})])])
+    user = scripted_turns(["Look me up."])
     sample = only_sample(run(tau2_airline(max_steps=2), agent, user, ["0"], tmp_path))
     score = score_of(sample)
     assert score.metadata["termination_reason"] == "max_steps" and score.value == 0.0
@@ -205,18 +193,12 @@ def test_undecodable_arguments_fail_the_simulation(tmp_path: Path) -> None:
     assert decoded("{user_id: x}") is not None  # YAML, which Inspect's own parse accepts
     assert decoded('["x"]') is not None and decoded("") is not None
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any,
-                config: GenerateConfig) -> ModelOutput:
-        call = ToolCall(id="c1", function="get_user_details", arguments={},
-                        parse_error="Expecting ',' delimiter: line 1 column 26 (char 25)")
-        return ModelOutput(model="mock", choices=[ChatCompletionChoice(
-            message=ChatMessageAssistant(content="", tool_calls=[call]))],
-            usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
-
-    user = Scripted(["Look me up.", "###STOP###"])
-    (log,) = inspect_eval(tau2_airline(), model=get_model("mockllm/model",
-                                                          custom_outputs=respond),
-                          model_roles={"user": user.model()}, sample_id=["0"],
+    undecodable = constant([call("get_user_details", id="c1",
+                                 parse_error="Expecting ',' delimiter: line 1 column 26 "
+                                             "(char 25)")])
+    user = scripted_turns(["Look me up.", "###STOP###"])
+    (log,) = inspect_eval(tau2_airline(), model=undecodable,
+                          model_roles={"user": user.model}, sample_id=["0"],
                           log_dir=str(tmp_path), display="none")
     sample = only_sample(log)
     assert sample.error is None, sample.error
