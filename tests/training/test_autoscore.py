@@ -245,7 +245,8 @@ def test_suites_name_existing_task_files_and_functions() -> None:
         "tasks/tau2/tau2.py@tau2_airline", "tasks/tau2/tau2.py@tau2_retail",
         "tasks/tau2/tau2.py@tau2_telecom"]
     assert [(t.task, t.args, t.max_samples) for t in SUITES["demo"]] == [
-        ("tasks/envfactory/envfactory.py@envfactory", {"split": "heldout", "max_steps": 3}, 1),
+        ("tasks/envfactory/envfactory.py@envfactory",
+         {"split": "heldout", "max_turn_steps": 3}, 1),
         ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {"category": "simple"},
          None)]
     assert SUITES["quick"][0].args == {"split": "heldout"}
@@ -570,7 +571,7 @@ def test_a_suite_task_caps_the_run_limit() -> None:
     argv = eval_set_argv(SUITES["demo"][0], hf_target(Path("/m")), Path("/s"),
                          limit=SUITES["demo"][0].limit(5), inspect=["inspect"])
     assert options(argv, "--limit") == ["1"]
-    assert options(argv, "-T") == ["split=heldout", "max_steps=3"]
+    assert options(argv, "-T") == ["split=heldout", "max_turn_steps=3"]
 
 
 @pytest.mark.slow

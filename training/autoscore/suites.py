@@ -64,7 +64,7 @@ SUITES: dict[str, tuple[SuiteTask, ...]] = {
     # tool-calling steps per user turn (a tuned 135M model otherwise calls tools until its
     # context is full), and BFCL single-turn `simple` entries (one short prompt, one call)
     "demo": (
-        SuiteTask(task=_ENVFACTORY.task, args={**_ENVFACTORY.args, "max_steps": 3},
+        SuiteTask(task=_ENVFACTORY.task, args={**_ENVFACTORY.args, "max_turn_steps": 3},
                   max_samples=1),
         SuiteTask(task="tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn",
                   args={"category": "simple"}),
