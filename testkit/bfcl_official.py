@@ -106,9 +106,9 @@ def _official() -> types.SimpleNamespace:
     removed again; `model_config` gets the project's one stub (the single-turn AST
     checker needs its contents, whoever imports it first).
     """
-    from tasks._bfcl.singleturn import _ensure_model_config
+    from tasks._bfcl.singleturn import ensure_model_config
 
-    _ensure_model_config()
+    ensure_model_config()
     temporary = {}
     for name, attrs in (("overrides", {"final": lambda f: f}), ("pandas", {})):
         if name not in sys.modules and importlib.util.find_spec(name) is None:

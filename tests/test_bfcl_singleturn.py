@@ -61,7 +61,7 @@ ORACLE_FAILURES_V3 = {
     "live_multiple_964-207-0", "live_multiple_862-181-3",
 }
 # Official oracle rate from the notes (2025.8.6.2, first allowed value, "" → omit): ours
-# additionally steers around two GT quirks (see `singleturn._choose`) → 2491.
+# additionally steers around two GT quirks (see `singleturn.gold._choose`) → 2491.
 NOTES_ORACLE_RATE = 2482
 
 
