@@ -21,11 +21,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
-    ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
@@ -34,6 +33,7 @@ from inspect_ai.model import (
 from pydantic import BaseModel
 
 from envs.concurrency import bounded_gather
+from harness.reask import ask_until_valid
 from synthesis.sampler import HasGraph, unproducible_required_inputs
 
 ROLE = "synth"
@@ -44,7 +44,8 @@ LABEL_TAG = "user_provided"
 #: graph attribute listing the environments the edge pass has refined (for resume)
 REFINED_KEY = "llm_refined_envs"
 
-T = TypeVar("T")
+#: the retry request after a reply `parse_new_edges` / `parse_labels` refused
+AGAIN = "That reply could not be used: {problem}. Answer again, following the format exactly."
 
 
 class ReplyError(ValueError):
@@ -85,27 +86,6 @@ def _tagged_json(text: str, tag: str) -> Any:
         return json.loads(body)
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the <{tag}> block is not valid JSON: {exc}") from exc
-
-
-async def _ask(
-    model: Model, messages: list[ChatMessage], parse: Callable[[str], T], attempts: int
-) -> tuple[T | None, int, str | None]:
-    """Generate and parse, feeding parse errors back; returns (value, attempts used, last error)."""
-    error: str | None = None
-    for attempt in range(1, attempts + 1):
-        output = await model.generate(messages)
-        text = output.completion
-        try:
-            return parse(text), attempt, None
-        except ReplyError as exc:
-            error = str(exc)
-            messages = [
-                *messages,
-                ChatMessageAssistant(content=text),
-                ChatMessageUser(content=f"That reply could not be used: {error}. Answer again, "
-                                        "following the format exactly."),
-            ]
-    return None, attempts, error
 
 
 # ---------------------------------------------------------------- Tool_Depend refinement
@@ -204,9 +184,10 @@ async def refine_edges(
             ChatMessageSystem(content=EDGE_SYSTEM),
             ChatMessageUser(content=edge_prompt(env, tools, adjacency)),
         ]
-        pairs, used, error = await _ask(
-            llm, messages, lambda text: parse_new_edges(text, tools), max_attempts
-        )
+        asked = await ask_until_valid(
+            llm, messages, lambda text: parse_new_edges(text, tools), attempts=max_attempts,
+            again=AGAIN, refused=(ReplyError,))
+        pairs, used, error = asked.value, asked.attempts, asked.problem
         result = EnvRefinement(
             env=env, attempts=used, error=error,
             added=[(tools[a]["id"], tools[b]["id"]) for a, b in pairs or []
@@ -303,9 +284,10 @@ async def classify_user_provided(
             ChatMessageSystem(content=LABEL_SYSTEM),
             ChatMessageUser(content=label_prompt(graph, batch)),
         ]
-        labels, used, error = await _ask(
-            llm, messages, lambda text: parse_labels(text, len(batch)), max_attempts
-        )
+        asked = await ask_until_valid(
+            llm, messages, lambda text: parse_labels(text, len(batch)), attempts=max_attempts,
+            again=AGAIN, refused=(ReplyError,))
+        labels, used, error = asked.value, asked.attempts, asked.problem
         for i, param in enumerate(batch):
             g.nodes[param]["user_provided"] = None if labels is None else labels[i]
         report = LabelBatch(params=batch, attempts=used, error=error)

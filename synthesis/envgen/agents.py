@@ -17,9 +17,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, Model
+from inspect_ai.model import ChatMessageUser, Model
 from pydantic import BaseModel, Field
 
+from harness.reask import ask_until_valid
 from synthesis.envgen.description import ApiDescription
 from synthesis.envgen.validate import FailureGroup
 
@@ -86,30 +87,15 @@ def _wrong_tests(text: str) -> list[WrongTest]:
     return []
 
 
-def _tokens(output: Any) -> int:
-    usage = getattr(output, "usage", None)
-    return int(usage.total_tokens) if usage is not None else 0
-
-
 async def _ask(model: Model, role: str, prompt: str,
                check: Callable[[str], AgentReply]) -> AgentReply:
-    messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
-    tokens = 0
-    problem = ""
-    for attempt in (1, 2):
-        output = await model.generate(messages)
-        tokens += _tokens(output)
-        text = output.message.text
-        try:
-            reply = check(text)
-        except ValueError as e:
-            problem = str(e)
-            messages += [ChatMessageAssistant(content=text),
-                         ChatMessageUser(content=f"That reply cannot be used: {problem}. Answer "
-                                         "again with the whole file in one ```python block.")]
-            continue
-        return reply.model_copy(update={"tokens": tokens, "attempts": attempt})
-    raise AgentFailure(role, problem, tokens)
+    asked = await ask_until_valid(
+        model, [ChatMessageUser(content=prompt)], check, attempts=2,
+        again="That reply cannot be used: {problem}. Answer again with the whole file in one "
+              "```python block.")
+    if asked.value is None:
+        raise AgentFailure(role, asked.problem or "", asked.tokens)
+    return asked.value.model_copy(update={"tokens": asked.tokens, "attempts": asked.attempts})
 
 
 def _code_reply(text: str) -> AgentReply:

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageUser,
-    GenerateConfig,
-    Model,
-)
+from inspect_ai.model import ChatMessageUser, Model
 
 from envs import registry
-from envs.base import StateError
+from harness.reask import ask_until_valid
 from harness.trajectory import Call
 from synthesis.querygen.prompts import (
     JUDGE,
@@ -54,20 +48,16 @@ def tags_only(tags: dict[str, str]) -> dict[str, str]:
 
 async def ask(model: Model, agent: str, prompt: str, tags: list[str], retries: int,
               check: Callable[[dict[str, str]], T]) -> T:
-    """Ask `model`; parse `tags`; `check` turns them into the result or raises ValueError."""
-    messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
-    problem = ""
-    for _ in range(retries + 1):
-        output = await model.generate(messages, config=GenerateConfig())
-        text = output.message.text
-        try:
-            return check(parse_tags(text, tags))
-        except (ValueError, StateError) as e:
-            problem = str(e)
-        messages += [ChatMessageAssistant(content=text),
-                     ChatMessageUser(content=f"That reply cannot be used: {problem}. "
-                                     "Please answer again in the requested format.")]
-    raise AgentError(agent, problem)
+    """Ask `model`; parse `tags`; `check` turns them into the result or raises ValueError
+    (a `StateError` is one), which is shown to the model, `retries` times at most."""
+    asked = await ask_until_valid(
+        model, [ChatMessageUser(content=prompt)], lambda text: check(parse_tags(text, tags)),
+        attempts=retries + 1,
+        again="That reply cannot be used: {problem}. Please answer again in the requested "
+              "format.")
+    if asked.problem is not None:
+        raise AgentError(agent, asked.problem)
+    return cast(T, asked.value)
 
 
 def _services(envs: list[str]) -> str:
