@@ -1,4 +1,5 @@
-"""The `envfactory` Inspect model API: `envfactory/oracle` and `envfactory/replay`.
+"""The gold players, Inspect's `envfactory` model API: `envfactory/oracle` and
+`envfactory/replay` (the scripted test model is `harness/providers/responder.py`).
 
 Both answer one model call at a time from what the episode loop published for it
 (`harness.gold.published`): `oracle` plays the published gold message, `replay`
@@ -25,17 +26,17 @@ from inspect_ai.model import (
     ModelOutput,
     ModelUsage,
 )
-from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from envs.jsonl import read_records
 from harness.gold import GoldCall, GoldMessage, Position, Script, parse_call, published
+from harness.inspect_compat import current_sample_id
 from harness.trajectory import Trajectory
 
-__all__ = ["ScriptedModelAPI", "load_replay_file", "replay_message", "trajectory_script"]
+__all__ = ["GoldPlayerAPI", "load_replay_file", "replay_message", "trajectory_script"]
 
 
-class ScriptedModelAPI(ModelAPI):
+class GoldPlayerAPI(ModelAPI):
     """`oracle` plays the loop's published gold; `replay` plays a recorded file."""
 
     def __init__(
@@ -107,8 +108,8 @@ class ScriptedModelAPI(ModelAPI):
         )
 
     def _record(self) -> tuple[str, dict[str, Any]]:
-        state = sample_state()
-        sample_id = str(state.sample_id) if state is not None else None
+        current = current_sample_id()
+        sample_id = str(current) if current is not None else None
         record = self.records.get(sample_id) if sample_id is not None else None
         if sample_id is None or record is None:
             raise RuntimeError(

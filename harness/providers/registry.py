@@ -10,6 +10,6 @@ hf_local.register()
 
 @modelapi(name="envfactory")
 def envfactory() -> type:
-    from harness.providers.scripted import ScriptedModelAPI
+    from harness.providers.gold_players import GoldPlayerAPI
 
-    return ScriptedModelAPI
+    return GoldPlayerAPI

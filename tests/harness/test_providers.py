@@ -9,8 +9,8 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from inspect_ai.util import JSONSchema
 
 from harness.gold import CallParseError, GoldCall, GoldMessage, Position, Script, parse_call
-from harness.providers.scripted import (
-    ScriptedModelAPI,
+from harness.providers.gold_players import (
+    GoldPlayerAPI,
     load_replay_file,
     replay_message,
 )
@@ -97,6 +97,6 @@ def test_replay_file_validation(tmp_path: Path) -> None:
 
 def test_unknown_model_and_missing_path_are_clear() -> None:
     with pytest.raises(ValueError, match="unknown envfactory model 'gpt'"):
-        ScriptedModelAPI("gpt")
+        GoldPlayerAPI("gpt")
     with pytest.raises(ValueError, match="-M path=FILE"):
-        ScriptedModelAPI("replay")
+        GoldPlayerAPI("replay")
