@@ -75,6 +75,8 @@ class ReleaseStatus(BaseModel):
     error: str | None = None
     #: what makes the missing ones available
     hint: str = ""
+    #: a release's files, or a folder the project writes itself
+    kind: Literal["release", "cache"] = "release"
 
     @property
     def state(self) -> Literal["present", "partial", "absent"]:
@@ -257,7 +259,8 @@ class CacheFolder:
         entries = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
         return ReleaseStatus(name=self.name, where=str(root), override=override,
                              present=entries, missing=[] if root.is_dir() else [root.name + "/"],
-                             fetched_on_use=True, hint="created when first written")
+                             fetched_on_use=True, hint="created when first written",
+                             kind="cache")
 
 
 # --- the Hub --------------------------------------------------------------------------

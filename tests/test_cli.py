@@ -69,6 +69,7 @@ def test_doctor_reports_pinned_bfcl() -> None:
 def test_doctor_reports_a_broken_tau2_data_dir_instead_of_crashing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("COLUMNS", "400")  # the releases table's cells unwrapped
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.exception
     assert "has no domains/ folder" in result.output
@@ -79,6 +80,7 @@ def test_doctor_counts_missing_tau2_files(tmp_path: Path,
     (tmp_path / "domains" / "airline").mkdir(parents=True)
     (tmp_path / "domains" / "airline" / "policy.md").write_text("p")
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "400")
     result = runner.invoke(app, ["doctor"], terminal_width=400)
     # 4 airline + 4 retail + 9 telecom files and the 2 user guidelines; one is there
     assert result.exit_code == 0, result.exception
@@ -89,14 +91,19 @@ def test_doctor_on_an_empty_cache_says_the_files_download(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "400")
     result = runner.invoke(app, ["doctor"], terminal_width=400)
     assert result.exit_code == 0, result.exception
     assert "missing 19 of 19 files: downloaded on first use" in result.output
+    # every registered release and cache has its row
+    assert "│ envfactory " in result.output and "│ generated-envs " in result.output
 
 
 @needs_tau2
 @pytest.mark.usefixtures("use_tau2_data")
-def test_doctor_finds_every_tau2_file_in_the_test_copy() -> None:
+def test_doctor_finds_every_tau2_file_in_the_test_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
     result = runner.invoke(app, ["doctor"], terminal_width=400)
     assert result.exit_code == 0, result.exception
-    assert f"{TAU2_DATA} (present)" in result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("│ tau2 "))
+    assert str(TAU2_DATA) in row and "present" in row

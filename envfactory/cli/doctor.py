@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 
 from rich.console import Console
 from rich.table import Table
 
 from envfactory.cli.tasks import task_dir
+from envs.releases import ReleaseStatus
 
 __all__ = ["doctor"]
 
@@ -60,50 +60,43 @@ def doctor() -> None:
 
     for name, path in local_models.prepared_models().items():
         console.print(f"local model {name}: {path if path else '[dim]not prepared[/dim]'}")
-    console.print(_tau2_data_status())
-    console.print(_vitabench_data_status())
+    console.print(_releases_table())
     tasks_dir = task_dir() / "data"
     counts = {p.stem: sum(1 for _ in p.open()) for p in sorted(tasks_dir.glob("*.jsonl"))}
     console.print(f"EnvFactory tasks: {counts or 'not built (envfactory tasks build)'}")
 
 
-def _vitabench_data_status() -> str:
-    """One line on the VitaBench files of the default revision (what is local)."""
-    from envs.vitabench.release import release
+def _releases_table() -> Table:
+    """Every registered release and cache folder (`envs.release_registry`): where it is
+    looked for, whether its files are there, what is missing; nothing is downloaded."""
+    from envs.release_registry import registered_releases
 
-    files = release()
-    root, present, missing = files.local_status()
-    label = f"VitaBench {files.revision.name} data"
-    if not missing:
-        return f"{label}: {root} (present)"
-    if os.environ.get("VITABENCH_DATA_DIR"):
-        return (f"[yellow]{label}: VITABENCH_DATA_DIR={root} has {len(present)} of "
-                f"{len(present) + len(missing)} files; missing e.g. {missing[0]} (runs "
-                "that need them fail naming the file)[/yellow]")
-    return (f"{label}: {root} (missing {len(missing)} of {len(present) + len(missing)} "
-            "files: downloaded on first use, or set VITABENCH_DATA_DIR)")
+    table = Table(title="releases and caches")
+    for col in ("name", "where", "status", "missing"):
+        table.add_column(col, overflow="fold")
+    for entry in registered_releases():
+        status = entry.local_status()
+        shown = ", ".join(status.missing[:2]) if status.kind == "release" else ""
+        more = f" (+{len(status.missing) - 2})" if shown and len(status.missing) > 2 else ""
+        table.add_row(status.name, status.where, _status_text(status), shown + more)
+    return table
 
 
-def _tau2_data_status() -> str:
-    """One line on the τ² release files: where they are looked up and which are absent.
-
-    A cache folder may lack files (they download on first use); a `TAU2_DATA_DIR` that
-    lacks them is an error the user has to fix, reported here rather than raised.
-    """
-    from envs.tau2 import data as tau2_data
-
-    label = f"τ² {tau2_data.RELEASE} data"
-    try:
-        root = tau2_data.data_dir()
-    except FileNotFoundError as e:
-        return f"[red]{label}: {e}[/red]"
-    needed = [f"domains/{domain}/{name}" for domain, names in tau2_data.FILES.items()
-              for name in names] + [f"user_simulator/{name}" for name in tau2_data.GUIDELINES]
-    missing = [relative for relative in needed if not (root / relative).is_file()]
-    if not missing:
-        return f"{label}: {root} (present)"
-    if os.environ.get("TAU2_DATA_DIR"):
-        return (f"[red]{label}: TAU2_DATA_DIR={root} lacks {len(missing)} of {len(needed)} "
-                f"files, e.g. {missing[0]}[/red]")
-    return (f"{label}: {root} (missing {len(missing)} of {len(needed)} files: downloaded "
-            "on first use, or set TAU2_DATA_DIR to a local copy)")
+def _status_text(status: ReleaseStatus) -> str:
+    """A cache folder lacking files is normal (they download on first use); an override
+    lacking them is what the user has to fix, so it is red."""
+    total = len(status.present) + len(status.missing)
+    if status.error:
+        return f"[red]{status.error}[/red]"
+    if status.kind == "cache":
+        return (f"present ({len(status.present)} entries)" if not status.missing
+                else f"[dim]absent: {status.hint}[/dim]")
+    if not status.missing:
+        return "[green]present[/green]"
+    if status.override:
+        return (f"[red]{status.override} lacks {len(status.missing)} of {total} files "
+                "(runs that need them fail naming the file)[/red]")
+    if status.fetched_on_use:
+        return (f"missing {len(status.missing)} of {total} files: downloaded on first use, "
+                f"or {status.hint}")
+    return f"[yellow]missing {len(status.missing)} of {total}: {status.hint}[/yellow]"
