@@ -101,7 +101,7 @@ def constant(answer: Answer) -> Model:
     return scripted(lambda _: answer)
 
 
-def answers(*replies: Answer) -> ScriptedModel:
+def answers(*replies: Answer, config: GenerateConfig | None = None) -> ScriptedModel:
     """A model giving `replies` in turn, one per request (running out is an error: the
     test expected fewer calls)."""
     left = list(replies)
@@ -111,7 +111,7 @@ def answers(*replies: Answer) -> ScriptedModel:
             raise AssertionError(f"scripted model ran out of its {len(replies)} replies")
         return left.pop(0)
 
-    return ScriptedModel(respond)
+    return ScriptedModel(respond, config)
 
 
 def by_own_turns(script: Sequence[Answer], config: GenerateConfig | None = None) -> ScriptedModel:

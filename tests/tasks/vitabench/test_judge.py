@@ -18,14 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.model import (
-    ChatMessage,
-    GenerateConfig,
-    Model,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
+from inspect_ai.model import GenerateConfig
 
 from harness.judge import JudgeNotSetError
 from harness.trajectory import Message
@@ -37,6 +30,7 @@ from tasks._vitabench.judge import (
     rubrics,
     windows,
 )
+from testkit.scripted import ScriptedModel, answers
 from tests.shared_data import VITABENCH_DATA, needs_vitabench
 
 OFFICIAL = Path(__file__).parents[2] / "data" / "vitabench" / "official"
@@ -44,33 +38,6 @@ FIXTURES = ["judge_delivery_zh.json", "judge_delivery_en.json", "judge_instore_e
 #: our own stand-in for the release's template: shows what the judge fills in
 TEMPLATE = {"chinese": "ZH {env_info} | {user_instruction} | {window_idx}/{total_windows}",
             "english": "EN {env_info} | {user_instruction} | {window_idx}/{total_windows}"}
-
-
-class ScriptedJudge:
-    """A mockllm judge answering `replies` in turn; records what each call was sent."""
-
-    def __init__(self, *replies: str) -> None:
-        self.replies = list(replies)
-        self.sent: list[list[ChatMessage]] = []
-        self.configs: list[GenerateConfig] = []
-
-    def __call__(self, input: list[ChatMessage], tools: Any, tool_choice: Any,
-                 config: GenerateConfig) -> ModelOutput:
-        self.sent.append(input)
-        self.configs.append(config)
-        if not self.replies:
-            raise AssertionError("the judge was called more often than scripted")
-        output = ModelOutput.from_content("mockllm/model", self.replies.pop(0))
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # offline
-        return output
-
-    @property
-    def model(self) -> Model:
-        return get_model("mockllm/model", custom_outputs=self, memoize=False)
-
-    @property
-    def user_prompts(self) -> list[str]:
-        return [m[1].text for m in self.sent]
 
 
 @pytest.fixture
@@ -105,7 +72,7 @@ def verdicts(*pairs: tuple[int, Any]) -> str:
                        for i, met in pairs])
 
 
-def judge(messages: list[Message], the_task: dict[str, Any], scripted: ScriptedJudge,
+def judge(messages: list[Message], the_task: dict[str, Any], scripted: ScriptedModel,
           termination: str = "agent_stop", language: str = "en") -> JudgeResult:
     return asyncio.run(judge_conversation(messages, the_task, language,  # type: ignore[arg-type]
                                           scripted.model, termination))
@@ -133,13 +100,13 @@ WINDOWS = {  # 1-based inclusive (first, last) of each window: stride 8, size 10
 @pytest.mark.parametrize("n", sorted(WINDOWS))
 def test_window_boundaries_and_global_indices(n: int, template_dir: Path) -> None:
     expected = WINDOWS[n]
-    scripted = ScriptedJudge(*["[]"] * len(expected))
+    scripted = answers(*["[]"] * len(expected))
     result = judge(chat(n), task(["a"]), scripted)
     assert [(w.start, w.end) for w in result.windows] == expected
     assert [w.index for w in result.windows] == list(range(1, len(expected) + 1))
-    assert [labels(p) for p in scripted.user_prompts] == [
+    assert [labels(p) for p in scripted.prompts] == [
         list(range(first, last + 1)) for first, last in expected]
-    assert [m[0].text.rsplit(" | ", 1)[1] for m in scripted.sent] == [
+    assert [m[0].text.rsplit(" | ", 1)[1] for m in (r.messages for r in scripted.requests)] == [
         f"{i}/{len(expected)}" for i in range(1, len(expected) + 1)]
     assert windows(n) == [(first - 1, last) for first, last in expected]
 
@@ -147,36 +114,36 @@ def test_window_boundaries_and_global_indices(n: int, template_dir: Path) -> Non
 @pytest.mark.parametrize("n", sorted(WINDOWS))
 def test_window_prompts_equal_official(n: int, template_dir: Path) -> None:
     record = official("judge_delivery_zh.json")
-    scripted = ScriptedJudge(*["[]"] * len(WINDOWS[n]))
+    scripted = answers(*["[]"] * len(WINDOWS[n]))
     judge(chat(n), record["task"], scripted, language="zh")
-    assert scripted.user_prompts == record["window_user_prompts"][str(n)]
+    assert scripted.prompts == record["window_user_prompts"][str(n)]
 
 
 def test_empty_text_keeps_its_index_and_slot(template_dir: Path) -> None:
     messages = chat(11)
     messages[2] = Message(role="assistant", content="")
     messages[9] = Message(role="user", content=None)
-    scripted = ScriptedJudge("[]", "[]")
+    scripted = answers("[]", "[]")
     judge(messages, task(["a"]), scripted)
-    assert [labels(p) for p in scripted.user_prompts] == [
+    assert [labels(p) for p in scripted.prompts] == [
         [1, 2, 4, 5, 6, 7, 8, 9], [9, 11]]
 
 
 def test_system_messages_are_not_part_of_the_trajectory(template_dir: Path) -> None:
-    scripted = ScriptedJudge("[]")
+    scripted = answers("[]")
     judge([Message(role="system", content="sys"), *chat(3)], task(["a"]), scripted)
-    assert "sys" not in scripted.user_prompts[0]
-    assert labels(scripted.user_prompts[0]) == [1, 2, 3]
+    assert "sys" not in scripted.prompts[0]
+    assert labels(scripted.prompts[0]) == [1, 2, 3]
 
 
 # --- states across windows --------------------------------------------------------------
 
 def test_carry_over_and_overturn(template_dir: Path) -> None:
-    scripted = ScriptedJudge(verdicts((0, True), (1, True)), verdicts((1, False)))
+    scripted = answers(verdicts((0, True), (1, True)), verdicts((1, False)))
     result = judge(chat(11), task(["a", "b"], overall=["c"]), scripted)
     # window 2 is shown window 1's verdicts
     assert [(r["rubric_idx"], r["meetExpectation"], r["justification"])
-            for r in current(scripted.user_prompts[1])] == [
+            for r in current(scripted.prompts[1])] == [
         ("rubric_0", True, "j0=True"), ("rubric_1", True, "j1=True"),
         ("rubric_2", False, "Not evaluated yet")]
     assert [(r.rubric, r.met, r.justification) for r in result.rubrics] == [
@@ -187,7 +154,7 @@ def test_carry_over_and_overturn(template_dir: Path) -> None:
 
 
 def test_reward_one_when_every_rubric_is_met(template_dir: Path) -> None:
-    scripted = ScriptedJudge(verdicts((0, True)), verdicts((1, True), (2, "true")))
+    scripted = answers(verdicts((0, True)), verdicts((1, True), (2, "true")))
     result = judge(chat(11), task(["a", "b"], overall=["c"]), scripted)
     assert result.reward == 1.0 and result.met_fraction == 1.0
     assert result.rubrics[2].meet_expectation == "true" and result.rubrics[2].met
@@ -200,9 +167,9 @@ def test_meet_expectation_is_copied_verbatim(template_dir: Path) -> None:
                         {"rubric_idx": "rubric_1", "justification": "y",
                          "meetExpectation": "maybe"},
                         {"rubric_idx": "rubric_2", "justification": "no verdict"}])
-    scripted = ScriptedJudge(reply, "[]")
+    scripted = answers(reply, "[]")
     result = judge(chat(11), task(["a", "b", "c"]), scripted)
-    assert [r["meetExpectation"] for r in current(scripted.user_prompts[1])] == [
+    assert [r["meetExpectation"] for r in current(scripted.prompts[1])] == [
         "true", "maybe", False]
     assert [r.met for r in result.rubrics] == [True, False, False]
     assert result.rubrics[2].justification == "no verdict"
@@ -220,7 +187,7 @@ UNPARSEABLE = [
 
 @pytest.mark.parametrize("reply", UNPARSEABLE)
 def test_unparseable_reply_keeps_states(reply: str, template_dir: Path) -> None:
-    scripted = ScriptedJudge(verdicts((0, True)), reply)
+    scripted = answers(verdicts((0, True)), reply)
     result = judge(chat(11), task(["a", "b"]), scripted)
     assert [(r.met, r.justification) for r in result.rubrics] == [
         (True, "j0=True"), (False, "Not evaluated yet")]
@@ -235,7 +202,7 @@ def test_odd_entries_are_skipped(template_dir: Path) -> None:
                '{"rubric_idx": "rubric_9", "meetExpectation": true}]',
                'Sure: [{"rubric_idx": "rubric_0", "justification": "ok", '
                '"meetExpectation": true}] +] [w5']
-    scripted = ScriptedJudge(*replies)
+    scripted = answers(*replies)
     result = judge(chat(11), task(["a"]), scripted)
     assert [(w.reply_parsed, w.applied) for w in result.windows] == [(True, 0), (True, 0)]
     assert result.rubrics[0].met is False
@@ -244,7 +211,7 @@ def test_odd_entries_are_skipped(template_dir: Path) -> None:
 def test_truncated_reply_overwrites_the_justification_only(template_dir: Path) -> None:
     """json_repair 0.64.6 repairs a reply cut inside a key to [{"rubric_idx": ...}]: the
     justification becomes upstream's default, the state stays."""
-    scripted = ScriptedJudge(verdicts((0, True)),
+    scripted = answers(verdicts((0, True)),
                              '```json\n[{"rubric_idx": "rubric_0", "meetEx')
     result = judge(chat(11), task(["a"]), scripted)
     assert (result.rubrics[0].met, result.rubrics[0].justification) == (
@@ -312,18 +279,16 @@ def test_no_rubrics_reward_one_without_a_call() -> None:
 
 
 def test_judge_sampling_is_upstreams(template_dir: Path) -> None:
-    scripted = ScriptedJudge("[]")
+    scripted = answers("[]")
     judge(chat(3), task(["a"]), scripted)
-    assert scripted.configs[0].temperature == 0.0
-    assert [m.role for m in scripted.sent[0]] == ["system", "user"]
+    assert scripted.requests[0].config.temperature == 0.0
+    assert [m.role for m in scripted.requests[0].messages] == ["system", "user"]
 
 
 def test_a_temperature_set_on_the_judge_wins(template_dir: Path) -> None:
-    scripted = ScriptedJudge("[]")
-    model = get_model("mockllm/model", custom_outputs=scripted, memoize=False,
-                      config=GenerateConfig(temperature=0.7))
-    asyncio.run(judge_conversation(chat(3), task(["a"]), "en", model, "user_stop"))
-    assert scripted.configs[0].temperature == 0.7
+    scripted = answers("[]", config=GenerateConfig(temperature=0.7))
+    asyncio.run(judge_conversation(chat(3), task(["a"]), "en", scripted.model, "user_stop"))
+    assert scripted.requests[0].config.temperature == 0.7
 
 
 # --- against the official code --------------------------------------------------------
@@ -336,15 +301,15 @@ def fixture_messages(record: dict[str, Any]) -> list[Message]:
 def test_states_and_window_prompts_equal_official(name: str, template_dir: Path) -> None:
     """User prompts (window text, carried-over states) and the result, template aside."""
     record = official(name)
-    scripted = ScriptedJudge(*record["replies"])
+    scripted = answers(*record["replies"])
     result = judge(fixture_messages(record), record["task"], scripted,
                    record["termination_reason"], record["language"])
-    assert scripted.user_prompts == [r["user"] for r in record["requests"]]
+    assert scripted.prompts == [r["user"] for r in record["requests"]]
     assert result.reward == record["reward"]
     assert result.met_fraction == pytest.approx(record["met_fraction"])
     assert [{"nl_rubric": r.rubric, "met": r.met, "justification": r.justification}
             for r in result.rubrics] == record["nl_rubrics"]
-    assert [c.temperature for c in scripted.configs] == [
+    assert [r.config.temperature for r in scripted.requests] == [
         r["temperature"] for r in record["requests"]]
 
 
@@ -359,10 +324,10 @@ def test_window_system_prompts_equal_official(name: str, use_vitabench_data: Pat
     tasks = json.loads((VITABENCH_DATA / "domains" / path / file).read_text(encoding="utf-8"))
     [full] = [t for t in tasks if t["id"] == record["task"]["id"]]
     assert rubrics(full) == rubrics(record["task"])
-    scripted = ScriptedJudge(*record["replies"])
+    scripted = answers(*record["replies"])
     result = judge(fixture_messages(record), full, scripted, record["termination_reason"],
                    record["language"])
-    assert [(m[0].text, m[1].text) for m in scripted.sent] == [
+    assert [(m[0].text, m[1].text) for m in (r.messages for r in scripted.requests)] == [
         (r["system"], r["user"]) for r in record["requests"]]
     assert result.reward == record["reward"]
 
@@ -382,7 +347,7 @@ UNREADABLE = {"truncated in value": (False, "ok"), "maybe string": (False, "j"),
 
 @pytest.mark.parametrize("case", REPLIES["cases"], ids=lambda c: c["name"])
 def test_odd_replies_as_official(case: dict[str, Any], template_dir: Path) -> None:
-    scripted = ScriptedJudge(*case["replies"])
+    scripted = answers(*case["replies"])
     result = judge([Message.model_validate(m) for m in REPLIES["messages"]],
                    REPLIES["task"], scripted)
     got = [{"nl_rubric": r.rubric, "met": r.met, "justification": r.justification}

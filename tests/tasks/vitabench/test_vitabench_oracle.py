@@ -19,24 +19,17 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    Model,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
+from inspect_ai.model import Model
 
 from envs.vitabench.factory import environment_for
 from envs.vitabench.feasibility import check_tasks, known_recreators
 from tasks.vitabench.vitabench import vitabench_delivery
+from testkit.scripted import by_own_turns, constant
 from tests.shared_data import VITABENCH_DATA, needs_vitabench
 
 pytestmark = [needs_vitabench, pytest.mark.usefixtures("use_vitabench_data")]
 
 MERCHANT_STATUSES = {"processed", "in-progress", "delivered"}
-USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
 
 
 def tasks(language: str) -> list[dict[str, Any]]:
@@ -85,17 +78,12 @@ def satisfied(task: dict[str, Any], final: dict[str, Any]) -> bool:
 
 def run(language: str, agent: Model | str, user: Model | str, log_dir: Path,
         ids: list[str] | None = None) -> EvalLog:
-    judge = get_model("mockllm/model", custom_outputs=lambda *_: reply("[]"))
+    judge = constant("[]")
     (log,) = inspect_eval(vitabench_delivery(language=language), model=agent,
                           model_roles={"user": user, "judge": judge}, sample_id=ids,
                           log_dir=str(log_dir), display="none", max_samples=16)
     assert log.status == "success", log.error
     return log
-
-
-def reply(text: str) -> ModelOutput:
-    return ModelOutput(model="mock", usage=USAGE, choices=[ChatCompletionChoice(
-        message=ChatMessageAssistant(content=text))])
 
 
 def final_states(log: EvalLog) -> dict[str, dict[str, Any]]:
@@ -141,11 +129,9 @@ def test_the_oracle_leaves_the_required_orders_of_every_feasible_task(
 
 def test_an_agent_that_only_chats_leaves_no_required_order(tmp_path: Path) -> None:
     chosen = tasks("en")[:12]
-    chatter = get_model("mockllm/model", custom_outputs=lambda *_: reply(
-        "Could you tell me more about what you would like?"))
-    user = get_model("mockllm/model", custom_outputs=lambda input, *_: reply(
-        "I need some food delivered." if sum(m.role == "assistant" for m in input) < 2
-        else "That's all. ###STOP###"))
+    chatter = constant("Could you tell me more about what you would like?")
+    user = by_own_turns(["I need some food delivered.", "I need some food delivered.",
+                         "That's all. ###STOP###"]).model
     states = final_states(run("en", chatter, user, tmp_path, [str(t["id"]) for t in chosen]))
     for task in chosen:
         initial = environment_for(task, "en").snapshot()

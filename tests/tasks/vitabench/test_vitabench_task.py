@@ -1,7 +1,7 @@
 """VitaBench on Inspect: negative controls, termination rules, retries, required roles,
 options, and what every log records.
 
-The models are scripted (`mockllm/model` with functions of the request). The judge here
+The models are scripted (`testkit.scripted`: functions of the request). The judge here
 is an *evidence* judge: it marks a rubric met only if its window shows an order being
 created (a `create_..._order` call), which is what the official judge's rules demand of
 any order rubric ("an order must actually be created").
@@ -17,47 +17,32 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
-from inspect_ai.tool import ToolCall
 
 from harness.task_options import TaskOptionError
 from tasks.vitabench.vitabench import vitabench_delivery, vitabench_instore
+from testkit.scripted import Answer, Request, call, scripted
 from tests.shared_data import VITABENCH_DATA, needs_vitabench
 
 pytestmark = [needs_vitabench, pytest.mark.usefixtures("use_vitabench_data")]
 
-USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
 SETS = {("delivery", "zh"): vitabench_delivery, ("delivery", "en"): vitabench_delivery,
         ("instore", "en"): vitabench_instore}
 
 
-def output(content: str = "", calls: list[ToolCall] | None = None) -> ModelOutput:
-    return ModelOutput(model="mock", usage=USAGE, choices=[ChatCompletionChoice(
-        message=ChatMessageAssistant(content=content, tool_calls=calls))])
+def said(request: Request) -> int:
+    return sum(m.role == "assistant" for m in request.messages)
 
 
-def said(input: list[Any]) -> int:
-    return sum(m.role == "assistant" for m in input)
+def chatting_agent(request: Request) -> Answer:
+    return "Could you tell me more about what you would like?"
 
 
-def chatting_agent(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-    return output("Could you tell me more about what you would like?")
+def looping_agent(request: Request) -> Answer:
+    return [call("get_user_all_orders", id=f"c{len(request.messages)}")]
 
 
-def looping_agent(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-    return output(calls=[ToolCall(id=f"c{len(input)}", function="get_user_all_orders",
-                                  arguments={})])
-
-
-def user(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-    return output("I need some food delivered." if said(input) < 2
-                  else "That's all. ###STOP###")
+def user(request: Request) -> Answer:
+    return "I need some food delivered." if said(request) < 2 else "That's all. ###STOP###"
 
 
 class EvidenceJudge:
@@ -66,23 +51,21 @@ class EvidenceJudge:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, input: list[Any], tools: Any, tool_choice: Any,
-                 config: Any) -> ModelOutput:
+    def __call__(self, request: Request) -> Answer:
         self.calls += 1
-        text = input[-1].text
+        text = request.messages[-1].text
         found = re.search(r"<current_rubrics>\s*(.*?)\s*</current_rubrics>", text, re.S)
         states = json.loads(found.group(1)) if found else []
         created = re.search(r"\bcreate_\w+_order\(", text) is not None
-        return output(json.dumps([{**s, "justification": "window evidence",
-                                   "meetExpectation": created} for s in states]))
+        return json.dumps([{**s, "justification": "window evidence",
+                            "meetExpectation": created} for s in states])
 
 
 def run(task: Any, agent: Any, judge: Any, log_dir: Path, limit: int | None = None,
         sample_id: str | None = None, roles: dict[str, Any] | None = None) -> EvalLog:
     model_roles = roles if roles is not None else {
-        "user": get_model("mockllm/model", custom_outputs=user),
-        "judge": get_model("mockllm/model", custom_outputs=judge)}
-    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=agent),
+        "user": scripted(user), "judge": scripted(judge)}
+    (log,) = inspect_eval(task, model=scripted(agent),
                           model_roles=model_roles, limit=limit, sample_id=sample_id,
                           log_dir=str(log_dir), display="none", max_samples=16)
     return log
@@ -129,9 +112,9 @@ def test_an_agent_that_only_chats_scores_zero_on_every_task(
 
 def test_a_max_steps_run_scores_zero_without_a_judge_call(tmp_path: Path) -> None:
     class GenerousJudge(EvidenceJudge):  # would pass everything, if it were asked
-        def __call__(self, *args: Any) -> ModelOutput:
+        def __call__(self, request: Request) -> Answer:
             self.calls += 1
-            return output("[]")
+            return "[]"
 
     judge = GenerousJudge()
     log = run(vitabench_delivery(language="en", max_steps=6), looping_agent, judge, tmp_path,
@@ -145,13 +128,11 @@ def test_a_max_steps_run_scores_zero_without_a_judge_call(tmp_path: Path) -> Non
 
 
 def test_the_agents_stop_token_ends_the_run_and_is_judged(tmp_path: Path) -> None:
-    def ordering_agent(input: list[Any], tools: Any, tool_choice: Any,
-                       config: Any) -> ModelOutput:
+    def ordering_agent(request: Request) -> Answer:
         # the judge sees a create call in the window, whatever the tool answered
-        if said(input) == 0:
-            return output(calls=[ToolCall(id="c1", function="create_delivery_order",
-                                          arguments={"user_id": "nobody"})])
-        return output("All done. ###STOP###")
+        if said(request) == 0:
+            return [call("create_delivery_order", {"user_id": "nobody"}, id="c1")]
+        return "All done. ###STOP###"
 
     judge = EvidenceJudge()
     log = run(vitabench_delivery(language="en"), ordering_agent, judge, tmp_path,
@@ -166,19 +147,17 @@ def test_the_agents_stop_token_ends_the_run_and_is_judged(tmp_path: Path) -> Non
 def test_a_crashed_simulation_runs_again_from_scratch(tmp_path: Path) -> None:
     attempts = {"n": 0}
 
-    def flaky_user(input: list[Any], tools: Any, tool_choice: Any,
-                   config: Any) -> ModelOutput:
-        if said(input) == 0:  # a new conversation
+    def flaky_user(request: Request) -> Answer:
+        if said(request) == 0:  # a new conversation
             attempts["n"] += 1
             if attempts["n"] == 1:
-                return output("")  # upstream's message validation raises
-        return user(input, tools, tool_choice, config)
+                return ""  # upstream's message validation raises
+        return user(request)
 
     judge = EvidenceJudge()
     log = run(vitabench_delivery(language="en"), chatting_agent, judge, tmp_path,
               sample_id=first_task("delivery", "en"),
-              roles={"user": get_model("mockllm/model", custom_outputs=flaky_user),
-                     "judge": get_model("mockllm/model", custom_outputs=judge)})
+              roles={"user": scripted(flaky_user), "judge": scripted(judge)})
     (sample,) = log.samples or []
     assert sample.metadata["attempts"] == 2
     assert sample.metadata["crashes"] == [
@@ -193,9 +172,9 @@ def test_a_crashed_simulation_runs_again_from_scratch(tmp_path: Path) -> None:
 def test_an_empty_agent_message_is_generated_three_times(tmp_path: Path) -> None:
     calls = {"n": 0}
 
-    def mute_agent(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+    def mute_agent(request: Request) -> Answer:
         calls["n"] += 1
-        return output("  ")
+        return "  "
 
     log = run(vitabench_delivery(language="en"), mute_agent, EvidenceJudge(), tmp_path,
               sample_id=first_task("delivery", "en"))
@@ -208,7 +187,7 @@ def test_an_empty_agent_message_is_generated_three_times(tmp_path: Path) -> None
 def test_the_judge_role_must_be_set(tmp_path: Path) -> None:
     log = run(vitabench_delivery(language="en"), chatting_agent, None, tmp_path,
               sample_id=first_task("delivery", "en"),
-              roles={"user": get_model("mockllm/model", custom_outputs=user)})
+              roles={"user": scripted(user)})
     assert log.status == "error"
     assert "--model-role judge=" in str(log.error)
 
@@ -248,11 +227,10 @@ def test_grading_the_logs_trajectories_agrees_with_the_scorer(tmp_path: Path) ->
     from harness.trajectory import write_jsonl
     from tasks._vitabench.grade import grade_file
 
-    def agent(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        if said(input) == 0 and "noodle" not in input[-1].text:
-            return output(calls=[ToolCall(id="c1", function="create_delivery_order",
-                                          arguments={"user_id": "nobody"})])
-        return output("Done. ###STOP###")
+    def agent(request: Request) -> Answer:
+        if said(request) == 0 and "noodle" not in request.messages[-1].text:
+            return [call("create_delivery_order", {"user_id": "nobody"}, id="c1")]
+        return "Done. ###STOP###"
 
     judge = EvidenceJudge()
     log = run(vitabench_delivery(language="zh"), agent, judge, tmp_path / "logs", limit=3)
@@ -261,7 +239,7 @@ def test_grading_the_logs_trajectories_agrees_with_the_scorer(tmp_path: Path) ->
     assert {r.metadata["language"] for r in records} == {"zh"}
     file = tmp_path / "runs.jsonl"
     write_jsonl(file, records)
-    graded = asyncio.run(grade_file(file, get_model("mockllm/model", custom_outputs=judge),
+    graded = asyncio.run(grade_file(file, scripted(judge),
                                     out=tmp_path / "graded.jsonl"))
     by_id = scores(log)
     assert len(graded) == 3
