@@ -145,8 +145,7 @@ def main() -> int:
                            str(logs / f"log-{n:05d}.eval"))
         write_s = time.perf_counter() - t
         cpu = time.process_time()
-        result = build([logs], root / "out", console=console,
-                       with_taxonomy=not args.no_taxonomy)
+        result = build([logs], root / "out", with_taxonomy=not args.no_taxonomy)
         cpu = time.process_time() - cpu
     s = result.seconds
     failed = sum(v for per in result.board.failed_samples.values() for v in per.values())

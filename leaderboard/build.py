@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from leaderboard.baselines import BASELINES_FILE, load_baselines
 from leaderboard.outputs import write_outputs
@@ -39,43 +37,53 @@ def hub_logs(repo_id: str, revision: str | None = None) -> Path:
     return download_results(repo_id, revision=revision)
 
 
+class _Counter:
+    """Counts one stage's finished items and passes the count to `on_progress`."""
+
+    def __init__(self, stage: str, total: int,
+                 on_progress: Callable[[str, int, int | None], None] | None) -> None:
+        self.stage, self.total, self.done, self.on_progress = stage, total, 0, on_progress
+        self.advance(0)
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if self.on_progress is not None:
+            self.on_progress(self.stage, self.done, self.total)
+
+
 def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINES_FILE,
           with_taxonomy: bool = True, max_failures_per_log: int | None = None,
           with_plots: bool = True, workers: int | None = None,
-          console: Console | None = None) -> BuildResult:
+          on_progress: Callable[[str, int, int | None], None] | None = None) -> BuildResult:
     """Read every log under `paths`, build the leaderboard and write every output to
     `out`. `baselines=None` leaves the reported rows out; `workers` processes classify
-    failed samples (default: the CPUs, at most 4)."""
+    failed samples (default: the CPUs, at most 4). `on_progress(stage, done, total)` is
+    called as logs are read ("reading logs") and classified ("failure taxonomy"); the
+    command line draws it."""
     workers = workers or min(4, os.cpu_count() or 1)
-    console = console or Console(stderr=True)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     files = find_logs(paths)
     records: list[LogRecord] = []
     skipped: list[SkippedLog] = []
-    progress = Progress("[progress.description]{task.description}", BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                        transient=True)
-    with progress:
-        bar = progress.add_task("reading logs", total=len(files))
-        for result in read_logs(files, on_done=lambda: progress.advance(bar)):
-            if isinstance(result, LogRecord):
-                records.append(result)
-            else:
-                skipped.append(result)
-        seconds["read"] = time.perf_counter() - start
+    report = _Counter("reading logs", len(files), on_progress)
+    for result in read_logs(files, on_done=report.advance):
+        if isinstance(result, LogRecord):
+            records.append(result)
+        else:
+            skipped.append(result)
+    seconds["read"] = time.perf_counter() - start
+    t = time.perf_counter()
+    board = build_table(records, load_baselines(baselines) if baselines else None)
+    board.skipped = skipped
+    seconds["table"] = time.perf_counter() - t
+    if with_taxonomy:
         t = time.perf_counter()
-        board = build_table(records, load_baselines(baselines) if baselines else None)
-        board.skipped = skipped
-        seconds["table"] = time.perf_counter() - t
-        if with_taxonomy:
-            t = time.perf_counter()
-            kept, _ = latest_logs(records)
-            bar = progress.add_task("failure taxonomy", total=len(kept))
-            board.taxonomy, board.failed_samples = taxonomy(
-                kept, on_logs=lambda n: progress.advance(bar, n),
-                max_per_log=max_failures_per_log, workers=workers)
-            seconds["taxonomy"] = time.perf_counter() - t
+        kept, _ = latest_logs(records)
+        report = _Counter("failure taxonomy", len(kept), on_progress)
+        board.taxonomy, board.failed_samples = taxonomy(
+            kept, on_logs=report.advance, max_per_log=max_failures_per_log, workers=workers)
+        seconds["taxonomy"] = time.perf_counter() - t
     t = time.perf_counter()
     written = write_outputs(board, out)
     plots = write_plots(board, out) if with_plots else []

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from envfactory.cli.errors import CommandError
 from envfactory.cli.options import out_dir_option
+from envfactory.cli.progress import stage_bars
 
 __all__ = ["leaderboard_app"]
 
@@ -66,10 +67,11 @@ def build_cmd(
     if not paths:
         raise typer.BadParameter("give log files/folders, or --from-hub REPO",
                                  param_hint="LOGS")
-    result = build(paths, out_dir,
-                   baselines=None if no_baselines else (baselines or BASELINES_FILE),
-                   with_taxonomy=not no_taxonomy,
-                   max_failures_per_log=max_failures_per_log, workers=max_concurrency)
+    with stage_bars() as on_progress:
+        result = build(paths, out_dir,
+                       baselines=None if no_baselines else (baselines or BASELINES_FILE),
+                       with_taxonomy=not no_taxonomy, max_failures_per_log=max_failures_per_log,
+                       workers=max_concurrency, on_progress=on_progress)
     board = result.board
     measured = sum(r.kind == "measured" for r in board.rows)
     console.print(f"{result.logs} logs ({len(board.skipped)} left out, "
