@@ -22,28 +22,12 @@ from typing import Any
 
 from envs import errors, registry
 from envs.base import Environment, ErrorKind, StateError, ToolResult, ToolSpec
+from envs.names import SEPARATOR, qualify, split_name
 
 __all__ = ["ASSISTANT", "SEPARATOR", "USER", "World", "qualify", "split_name"]
 
-SEPARATOR = "-"
 ASSISTANT = "assistant"
 USER = "user"
-
-
-def qualify(env: str, tool: str, separator: str = SEPARATOR) -> str:
-    return f"{env}{separator}{tool}"
-
-
-def split_name(qualified: str, envs: Mapping[str, Any],
-               separator: str = SEPARATOR) -> tuple[str, str] | None:
-    """(env, tool) for a qualified name, or None if no environment of the world owns it.
-    `separator` is ours (`-`) unless a benchmark names tools its own way (MCP-Atlas's
-    `server_tool`)."""
-    for env in sorted(envs, key=len, reverse=True):  # longest match first
-        prefix = env + separator
-        if qualified.startswith(prefix):
-            return env, qualified[len(prefix):]
-    return None
 
 
 class World:

@@ -45,6 +45,7 @@ from pydantic import BaseModel
 
 from envs.base import ToolSpec
 from envs.jsonl import write_atomic
+from envs.names import qualify
 from synthesis.embedders import Embedder
 
 __all__ = [
@@ -221,7 +222,7 @@ class ToolGraph:
 
     @staticmethod
     def tool_id(env: str, tool: str) -> str:
-        return f"{env}-{tool}"
+        return qualify(env, tool)
 
     def tools(self) -> list[str]:
         return sorted(n for n, d in self.g.nodes(data=True) if d.get("kind") == "tool")

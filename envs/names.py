@@ -1,0 +1,37 @@
+"""Qualified tool names: how a tool of one environment is named to the model.
+
+A task spans one or more environments, so the model sees each tool as
+`<environment><separator><tool>` (`calendar-add_event`, EnvFactory's "Server-tool"
+convention). Trajectories, the tool graph, the episode's world, the tool backends and
+the verl reward all build or split these names; this leaf module (no imports) is the
+one place that says how, so a trajectory can name its calls without loading the
+environments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SEPARATOR", "qualify", "split_name"]
+
+#: between environment and tool ("calendar-add_event"), as EnvFactory writes "Server-tool"
+SEPARATOR = "-"
+
+
+def qualify(env: str, tool: str, separator: str = SEPARATOR) -> str:
+    """The name the model sees for `tool` of `env`."""
+    return f"{env}{separator}{tool}"
+
+
+def split_name(qualified: str, envs: Mapping[str, Any],
+               separator: str = SEPARATOR) -> tuple[str, str] | None:
+    """(env, tool) for a qualified name, or None if no environment of `envs` owns it.
+    `separator` is ours (`-`) unless a benchmark names tools its own way (MCP-Atlas's
+    `server_tool`). The longest environment name wins, so `crm` and `crm-archive` can
+    share a world."""
+    for env in sorted(envs, key=len, reverse=True):
+        prefix = env + separator
+        if qualified.startswith(prefix):
+            return env, qualified[len(prefix):]
+    return None
