@@ -17,7 +17,10 @@ role's model is shown, plus whether the call succeeded), and `snapshot()` of the
   `envfactory env serve`, one process per environment per sample.
 
 Every backend executes only the tools it offered (a server's `load_scenario` is not
-the model's to call) and answers anything else with `unknown_tool`'s wording.
+the model's to call) and answers anything else with `envs.errors.unknown_tool`'s wording.
+Every failed call's `Observation` carries its `ErrorKind`; where a benchmark's own
+executor words the error (BFCL, τ², VitaBench, MCP-Atlas), the text stays the
+benchmark's and only the kind is added, so what the model is sent never changes.
 Schemas reach the model whole: `$ref`/`$defs` are inlined (`envs.schemas.inline_refs`,
 also applied by our MCP server, since Inspect's MCP client drops `$defs`).
 """
@@ -25,6 +28,7 @@ also applied by our MCP server, since Inspect's MCP client drops `$defs`).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -46,9 +50,10 @@ from inspect_ai.tool import (
     mcp_server_stdio,
 )
 from inspect_ai.util import JSONSchema
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
-from envs.base import Environment, ToolResult, ToolSpec
+from envs import errors
+from envs.base import Environment, ErrorKind, ToolResult, ToolSpec
 from envs.schemas import inline_refs
 from envs.tau2.tool_objects import official_tools
 from envs.world import SEPARATOR, World, qualify, split_name
@@ -70,23 +75,25 @@ __all__ = [
     "official_tool_info",
     "tau2_tools",
     "tool_info",
-    "unknown_tool",
 ]
 
 SCENARIO_TOOLS = ("load_scenario", "save_scenario")
 
 
 class Observation(BaseModel):
-    """What one tool call gave: the text its caller's model is shown, and success."""
+    """What one tool call gave: the text its caller's model is shown, success, and on a
+    failure its kind (required then: the taxonomy and training read it, not the text)."""
 
     text: str
     ok: bool
     content: Any = None
+    error_kind: ErrorKind | None = None
 
-
-def unknown_tool(name: object, available: Collection[str]) -> str:
-    """The one wording for a call to a tool the caller was not offered."""
-    return f"Unknown tool {name!r}. Available tools: {', '.join(sorted(available))}."
+    @model_validator(mode="after")
+    def _kind_iff_failed(self) -> Observation:
+        if self.ok == (self.error_kind is not None):
+            raise ValueError("a failed Observation needs an error kind, a success none")
+        return self
 
 
 def tool_info(name: str, spec: ToolSpec) -> ToolInfo:
@@ -169,27 +176,28 @@ class ToolBackend:
 
 def _observe(result: ToolResult, render: Callable[[ToolResult], str]) -> Observation:
     return Observation(text=render(result), ok=result.ok,
-                       content=result.content if result.ok else None)
+                       content=result.content if result.ok else None, error_kind=result.kind)
 
 
 class InProcessBackend(ToolBackend):
-    """The environments of one `World`, in this process, under qualified names."""
+    """The environments of one `World`, in this process, under qualified names; calls
+    run through `World.call_qualified`, as a verl rollout's do (`training.verl.session`)."""
 
     def __init__(self, envs: list[str], states: Mapping[str, Mapping[str, Any]],
                  render: Callable[[ToolResult], str] = _result_text) -> None:
         self.world = World(envs, states)
         self.render = render
         self._infos = [tool_info(name, spec) for name, spec in self.world.tools()]
-        self._offered = {info.name for info in self._infos}
 
     def tools(self, role: Role = "assistant") -> list[ToolInfo]:
         return self._infos if role == "assistant" else []
 
     async def call(self, name: str, arguments: Mapping[str, Any],
                    role: Role = "assistant") -> Observation:
-        if role != "assistant" or name not in self._offered:
-            return _observe(ToolResult(ok=False, error=unknown_tool(name, self._offered)),
-                            self.render)
+        if role != "assistant":  # the user has no tools here: answered as the agent's
+            result = ToolResult.failure(ErrorKind.UNKNOWN_TOOL, errors.unknown_tool(
+                name, self.world.tool_names()))
+            return _observe(result, self.render)
         return _observe(self.world.call_qualified(name, arguments), self.render)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
@@ -236,7 +244,9 @@ class BfclBackend(ToolBackend):
 
     The executor runs every decoded call, offered or not (functions held out until a
     later turn still execute, as in the official runner), and its result string —
-    including `Error during execution: ...` — is the tool message.
+    including `Error during execution: ...` — is the tool message. The error's kind is
+    worked out beside it: a name no backend of the entry has is `unknown_tool`, arguments
+    its method cannot bind are `invalid_arguments`, anything else `failed`.
     """
 
     ERROR_PREFIX = "Error during execution: "
@@ -253,7 +263,20 @@ class BfclBackend(ToolBackend):
         from envs.bfcl.environment import call_string
 
         (text,) = self.world.execute([call_string(name, arguments)])
-        return Observation(text=text, ok=not text.startswith(self.ERROR_PREFIX))
+        if not text.startswith(self.ERROR_PREFIX):
+            return Observation(text=text, ok=True)
+        return Observation(text=text, ok=False, error_kind=self._kind(name, arguments))
+
+    def _kind(self, name: str, arguments: Mapping[str, Any]) -> ErrorKind:
+        methods = (getattr(env.backend, name, None) for env in self.world.envs.values())
+        method = next((m for m in methods if callable(m)), None)
+        if method is None or name.startswith("_"):
+            return ErrorKind.UNKNOWN_TOOL
+        try:
+            inspect.signature(method).bind(**arguments)
+        except TypeError:
+            return ErrorKind.INVALID_ARGUMENTS
+        return ErrorKind.FAILED
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
         return {c: env.snapshot() for c, env in self.world.envs.items()}
@@ -297,15 +320,12 @@ class Rewrite(Protocol):
     def text(self, text: str) -> str: ...
 
 
-McpOutcomeKind = Literal["ok", "tool_error", "unknown_tool", "timeout"]
-
-
 class McpOutcome(BaseModel):
     """What one MCP call gave, before a benchmark renders it for the model: the text of
     each text item and the kinds of the others (`image`, `audio`, ...), or the error's
-    message."""
+    kind and message."""
 
-    kind: McpOutcomeKind
+    kind: Literal["ok"] | ErrorKind
     texts: list[str] = []
     non_text: list[str] = []
     error: str | None = None
@@ -314,7 +334,8 @@ class McpOutcome(BaseModel):
 def default_render(name: str, outcome: McpOutcome) -> Observation:
     """Ours: the result's text, or `Error: <message>`."""
     if outcome.kind != "ok":
-        return Observation(text=f"Error: {outcome.error}", ok=False)
+        return Observation(text=f"Error: {outcome.error}", ok=False,
+                           error_kind=ErrorKind(outcome.kind))
     text = "".join(outcome.texts + [f"({kind} omitted)" for kind in outcome.non_text])
     try:
         content = json.loads(text)
@@ -460,17 +481,19 @@ class McpBackend(ToolBackend):
             await self._wake(name)
         parts = self._callable(name) if role == "assistant" else None
         if parts is None:
-            error = unknown_tool(name, [info.name for info in self._infos])
-            return self._shown(name, McpOutcome(kind="unknown_tool", error=error))
+            error = errors.unknown_tool(name, [info.name for info in self._infos])
+            return self._shown(name, McpOutcome(kind=ErrorKind.UNKNOWN_TOOL, error=error))
         if not isinstance(arguments, Mapping):
             return self._shown(name, McpOutcome(
-                kind="tool_error", error=f"Arguments for tool {name!r} must be an object."))
+                kind=ErrorKind.INVALID_ARGUMENTS,
+                error=errors.invalid_arguments(name, [errors.not_an_object(arguments)])))
         key = (name, json.dumps(arguments, sort_keys=True))
         if parts[0] in self.cached and key in self._results:
             return self._shown(name, self._results[key])
         invalid = self._invalid(*parts, arguments) if self.validate_arguments else None
         if invalid is not None:
-            return self._shown(name, McpOutcome(kind="tool_error", error=invalid))
+            return self._shown(name, McpOutcome(kind=ErrorKind.INVALID_ARGUMENTS,
+                                                error=invalid))
         outcome = await self._run(parts, arguments)
         if parts[0] in self.cached and outcome.kind == "ok":
             self._results[key] = outcome
@@ -483,9 +506,13 @@ class McpBackend(ToolBackend):
             with anyio.fail_after(self.timeout):
                 result = await self.defs[parts[0]][parts[1]].tool(**arguments)
         except TimeoutError:
-            return McpOutcome(kind="timeout", error=f"timed out after {self.timeout:g}s")
+            assert self.timeout is not None  # only a bounded call times out
+            return McpOutcome(kind=ErrorKind.TIMEOUT,
+                              error=errors.timeout(qualify(*parts, self.separator),
+                                                   self.timeout))
         except Exception as e:  # noqa: BLE001 - every server failure is the model's to see
-            return McpOutcome(kind="tool_error",
+            # (a server's own refusals and argument errors arrive as text: `failed` here)
+            return McpOutcome(kind=ErrorKind.FAILED,
                               error=e.message if isinstance(e, ToolError) else str(e))
         items = result if isinstance(result, list) else [result]
         return McpOutcome(kind="ok", texts=[i.text for i in items if isinstance(i, ContentText)],
