@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -173,10 +173,11 @@ def split_of(spec: TaskSpec, splits: dict[str, list[str]]) -> str:
     return owners.pop()
 
 
-def build_all(specs_dir: Path, splits_file: Path, out_dir: Path) -> dict[str, int]:
-    """Build every spec file into `<out_dir>/<split>.jsonl`; returns task counts."""
-    from rich.progress import track
-
+def build_all(specs_dir: Path, splits_file: Path, out_dir: Path,
+              on_progress: Callable[[str, int, int | None], None] | None = None
+              ) -> dict[str, int]:
+    """Build every spec file into `<out_dir>/<split>.jsonl`; returns task counts.
+    `on_progress("replaying gold calls", done, total)` follows the specs replayed."""
     from envs.pool import pool_classes
     from harness.trajectory import write_jsonl
 
@@ -185,11 +186,13 @@ def build_all(specs_dir: Path, splits_file: Path, out_dir: Path) -> dict[str, in
     specs = load_specs(sorted(Path(specs_dir).glob("*.json")))
     seen: set[str] = set()
     by_split: dict[str, list[Trajectory]] = {name: [] for name in splits}
-    for spec in track(specs, description="replaying gold calls"):
+    for done, spec in enumerate(specs, 1):
         if spec.id in seen:
             raise ValueError(f"duplicate task id {spec.id!r}")
         seen.add(spec.id)
         by_split[split_of(spec, splits)].append(build(spec, split_of(spec, splits), domains))
+        if on_progress is not None:
+            on_progress("replaying gold calls", done, len(specs))
     for name, tasks in by_split.items():
         write_jsonl(Path(out_dir) / f"{name}.jsonl", sorted(tasks, key=lambda t: t.id))
     return {name: len(tasks) for name, tasks in by_split.items()}

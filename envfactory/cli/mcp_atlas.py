@@ -42,14 +42,21 @@ def install(
 ) -> None:
     """Install servers at the template's pinned versions into the servers folder
     (`MCP_ATLAS_SERVERS_DIR`); runs then start them from there, without npx/uvx."""
-    from tasks._mcp_atlas.servers import OFFLINE, report
+    from tasks._mcp_atlas.servers import OFFLINE
     from tasks._mcp_atlas.servers import install as install_servers
 
+    err = Console(stderr=True)
     try:
-        results = install_servers(servers or OFFLINE, repos=repos)
+        with err.status("installing") as status:
+            results = install_servers(servers or OFFLINE, repos=repos,
+                                      on_step=lambda step: status.update(escape(step)))
     except (KeyError, ValueError, OSError) as e:
         raise CommandError(f"MCP-Atlas servers not installed: {e}") from None
-    report(results, Console(stderr=True))
+    for r in results:  # one plain line per result, for CI logs
+        state = (("already installed" if r.skipped else f"installed ({r.seconds:.0f} s)")
+                 if r.ok else f"FAILED: {r.detail}")
+        err.print(f"{r.server:<24} {r.requirement.replace(chr(10), ', ')}  {state}",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 @mcp_atlas_app.command("doctor")

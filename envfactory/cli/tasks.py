@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from envfactory.cli.options import out_dir_option
+from envfactory.cli.progress import stage_bars
 
 __all__ = ["task_dir", "tasks_app"]
 
@@ -34,7 +35,9 @@ def tasks_build(
     from synthesis.task_specs import build_all
 
     base = task_dir()
-    counts = build_all(specs or base / "specs", base / "splits.json", out_dir or base / "data")
+    with stage_bars(console) as on_progress:
+        counts = build_all(specs or base / "specs", base / "splits.json",
+                           out_dir or base / "data", on_progress=on_progress)
     for split, n in counts.items():
         console.print(f"{split}: {n} tasks")
 

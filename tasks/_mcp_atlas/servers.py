@@ -40,13 +40,11 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from envs.release_registry import MCP_ATLAS_SERVERS
 from tasks._mcp_atlas.release import release
@@ -414,29 +412,25 @@ def _install_one(t: ServerTemplate) -> InstallResult:
 
 
 def install(names: Iterable[str] = OFFLINE, *, repos: bool = False,
-            console: Console | None = None) -> list[InstallResult]:
+            on_step: Callable[[str], None] | None = None) -> list[InstallResult]:
     """Install these servers at their pinned versions (already installed: skipped), then
     mcp-code-executor's workspace venv when that server is installed, then (`repos`)
     the pinned git repositories. A failure is a result with the tool's error, never an
-    exception."""
+    exception. `on_step(description)` is called as each step starts (the command line
+    shows it beside a spinner)."""
     chosen = [template(n) for n in names]
-    console = console or Console(stderr=True)
+    step = on_step or (lambda _: None)
     results: list[InstallResult] = []
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        for t in chosen:
-            job = progress.add_task(f"{t.name}: {t.requirement}")
-            results.append(_install_one(t))
-            progress.remove_task(job)
-        if any(r.ok and r.server == CODE_EXECUTOR for r in results):
-            job = progress.add_task(f"{CODE_EXECUTOR} workspace venv")
-            results.append(_install_workspace_venv())
-            progress.remove_task(job)
-        if repos:
-            for pin in repo_pins():
-                job = progress.add_task(f"repos/{pin.name}: {pin.url}@{pin.sha[:10]}")
-                results.append(install_repo(pin))
-                progress.remove_task(job)
+    for t in chosen:
+        step(f"{t.name}: {t.requirement}")
+        results.append(_install_one(t))
+    if any(r.ok and r.server == CODE_EXECUTOR for r in results):
+        step(f"{CODE_EXECUTOR} workspace venv")
+        results.append(_install_workspace_venv())
+    if repos:
+        for pin in repo_pins():
+            step(f"repos/{pin.name}: {pin.url}@{pin.sha[:10]}")
+            results.append(install_repo(pin))
     return results
 
 
@@ -566,13 +560,3 @@ def substitute(text: str, name: str) -> str:
         return found
     return _VAR.sub(value, text)
 
-
-# --- reporting (`envfactory mcp-atlas install`) ---------------------------------------
-
-def report(results: list[InstallResult], console: Console) -> None:
-    """One line per result (plain enough for CI logs)."""
-    for r in results:
-        state = ("already installed" if r.skipped else f"installed ({r.seconds:.0f} s)") \
-            if r.ok else f"FAILED: {r.detail}"
-        console.print(f"{r.server:<24} {r.requirement.replace(chr(10), ', ')}  {state}",
-                      markup=False, highlight=False, soft_wrap=True)
