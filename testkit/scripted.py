@@ -26,12 +26,14 @@ __all__ = ["Answer", "Request", "ScriptedModel", "answers", "by_own_turns", "cal
 Answer = str | ModelOutput | ChatMessageAssistant | list[ToolCall]
 
 _ids = itertools.count(1)
+#: the prefix of the ids the kit makes up (a test's own ids are kept as given)
+_AUTO = "scripted_"
 
 
 def call(function: str, arguments: dict[str, Any] | None = None, *, id: str | None = None,
          parse_error: str | None = None) -> ToolCall:
     """A tool call; ids are unique in the process unless given."""
-    return ToolCall(id=id or f"call_{next(_ids)}", function=function,
+    return ToolCall(id=id or f"{_AUTO}{next(_ids)}", function=function,
                     arguments=arguments or {}, parse_error=parse_error)
 
 
@@ -52,18 +54,21 @@ def output(answer: Answer) -> ModelOutput:
 
 
 def _fresh_ids(out: ModelOutput, request: Request) -> ModelOutput:
-    """`out` with every tool-call id its conversation already holds replaced by a new one:
-    a scripted answer given twice (a repeated script entry) must not reuse its ids, as no
-    provider would."""
+    """`out` with every made-up tool-call id its conversation already holds replaced by a
+    new one: a scripted answer given twice (a repeated script entry) must not reuse its
+    ids, as no provider would. Ids a test gave itself are left as they are."""
     used = {c.id for m in request.messages if isinstance(m, ChatMessageAssistant)
             for c in m.tool_calls or []}
-    calls = out.message.tool_calls or []
-    if not any(c.id in used for c in calls):
+
+    def stale(c: ToolCall) -> bool:
+        return c.id.startswith(_AUTO) and c.id in used
+
+    if not any(stale(c) for c in out.message.tool_calls or []):
         return out
     out = out.model_copy(deep=True)
     for c in out.message.tool_calls or []:
-        if c.id in used:
-            c.id = f"call_{next(_ids)}"
+        if stale(c):
+            c.id = f"{_AUTO}{next(_ids)}"
     return out
 
 
@@ -89,6 +94,11 @@ class ScriptedModel:
     def prompts(self) -> list[str]:
         """The text of each request's last message (a judge's prompt)."""
         return [r.messages[-1].text for r in self.requests]
+
+    @property
+    def configs(self) -> list[GenerateConfig]:
+        """The generation config of each request."""
+        return [r.config for r in self.requests]
 
 
 def scripted(respond: Callable[[Request], Answer]) -> Model:

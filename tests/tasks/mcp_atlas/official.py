@@ -28,8 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
-
+from testkit.scripted import Answer, Request, ScriptedModel
 from tests.shared_data import MCP_ATLAS_OFFICIAL
 
 RECORDED = MCP_ATLAS_OFFICIAL / "recorded"
@@ -172,26 +171,16 @@ class JudgeServer:
             http.server_close()
 
 
-class ScriptedJudge:
-    """A mockllm judge: `answer(prompt)` gives each reply; records the prompts and configs."""
+class ScriptedJudge(ScriptedModel):
+    """A judge sent one user message, the prompt: `answer(prompt)` gives each reply; it
+    records the requests (`prompts`, `configs`)."""
 
     def __init__(self, answer: Callable[[str], str]) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-        self.configs: list[GenerateConfig] = []
+        def respond(request: Request) -> Answer:
+            assert len(request.messages) == 1 and request.messages[0].role == "user"
+            return answer(request.messages[0].text)
 
-    def __call__(self, input: list[ChatMessage], tools: Any, tool_choice: Any,
-                 config: GenerateConfig) -> ModelOutput:
-        assert len(input) == 1 and input[0].role == "user"
-        self.prompts.append(input[0].text)
-        self.configs.append(config)
-        output = ModelOutput.from_content("mockllm/model", self.answer(input[0].text))
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
-
-    @property
-    def model(self) -> Model:
-        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+        super().__init__(respond)
 
 
 def verdict(outcome: str, **fields: Any) -> str:

@@ -39,13 +39,14 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import get_model
 
 from tasks._mcp_atlas import workspace
 from tasks._mcp_atlas.dataset import server_of
 from tasks._mcp_atlas.servers import availability, templates
 from tasks.mcp_atlas.mcp_atlas import mcp_atlas
 from testkit.recording_server import RecordingServer, Reply
+from testkit.scripted import constant
 from tests.shared_data import MCP_ATLAS_OFFICIAL, needs_mcp_atlas
 
 pytestmark = [needs_mcp_atlas, pytest.mark.usefixtures("use_mcp_atlas_data")]
@@ -77,14 +78,9 @@ def scripted(script: list[dict[str, Any]]) -> Any:
     return respond
 
 
-def fulfilled(*_: Any) -> ModelOutput:
-    """The judge (not compared): every claim fulfilled. With usage set, so that Inspect
-    does not count tokens itself (its tokenizer would be downloaded)."""
-    output = ModelOutput.from_content("mockllm/model", json.dumps({
-        "claim_text": "c", "coverage_outcome": "fulfilled", "justification": "scripted",
-        "confidence_level": 1.0}))
-    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    return output
+#: the judge's reply (not compared): every claim fulfilled
+FULFILLED = json.dumps({"claim_text": "c", "coverage_outcome": "fulfilled",
+                        "justification": "scripted", "confidence_level": 1.0})
 
 
 def normalised(body: dict[str, Any]) -> dict[str, Any]:
@@ -177,8 +173,7 @@ def test_requests_equal_the_official_ones(case: str, tmp_path: Path,
         model = get_model("openai/scripted", base_url=server.url, api_key="sk-scripted",
                           responses_api=False, memoize=False)
         (log,) = inspect_eval(mcp_atlas(**options), model=model,
-                              model_roles={"judge": get_model("mockllm/model",
-                                                              custom_outputs=fulfilled)},
+                              model_roles={"judge": constant(FULFILLED)},
                               sample_id=recorded["task_id"], log_dir=str(tmp_path / "logs"),
                               display="none")
         sent = [r.body for r in server.requests]

@@ -16,33 +16,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessage,
-    ChatMessageAssistant,
-    Model,
-    ModelOutput,
-    ModelUsage,
-    get_model,
-)
-from inspect_ai.tool import ToolCall
+from inspect_ai.model import ChatMessageAssistant, Model
 
 from tasks._mcp_atlas.dataset import AtlasTask
 from tasks._mcp_atlas.oracle import reference_results
 from tasks._mcp_atlas.servers import availability
 from tasks.mcp_atlas.mcp_atlas import mcp_atlas
+from testkit.scripted import Answer, Request, call, message, scripted
 from tests.shared_data import needs_mcp_atlas
 
 pytestmark = [needs_mcp_atlas, pytest.mark.usefixtures("use_mcp_atlas_data")]
 
-USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
 #: sample tasks needing only calculator / filesystem / memory (hand-read from the CSV)
 LOCAL_TASKS = {"4b5c6d7e8f": ("calculator",), "5c6d7e8f9a": ("filesystem", "calculator"),
                "c6d7e8f9a0": ("memory", "filesystem")}
@@ -56,19 +47,12 @@ def _needs(*servers: str) -> None:
                         "(`make install-mcp-atlas`)")
 
 
-def _output(message: ChatMessageAssistant) -> ModelOutput:
-    out = ModelOutput(model="scripted", choices=[ChatCompletionChoice(
-        message=message, stop_reason="tool_calls" if message.tool_calls else "stop")])
-    out.usage = USAGE
-    return out
-
-
 def claim_judge(calls: list[str] | None = None) -> Model:
     """Fulfilled iff the claim's text is in the response (the prompt's two fields are
     read back by their headings in upstream's template)."""
 
-    def reply(messages: Sequence[ChatMessage], *_: Any) -> ModelOutput:
-        prompt = messages[-1].text
+    def reply(request: Request) -> Answer:
+        prompt = request.messages[-1].text
         claim = prompt.split("CLAIM TO EVALUATE:\n", 1)[1].split(
             "\nMODEL RESPONSE TO ANALYZE:", 1)[0]
         response = prompt.split("MODEL RESPONSE TO ANALYZE:\n", 1)[1].split(
@@ -76,24 +60,24 @@ def claim_judge(calls: list[str] | None = None) -> Model:
         if calls is not None:
             calls.append(claim)
         outcome = "fulfilled" if claim.strip() in response else "not_fulfilled"
-        return _output(ChatMessageAssistant(content=json.dumps({
+        return json.dumps({
             "claim_text": claim, "coverage_outcome": outcome, "justification": "scripted",
-            "confidence_level": 1.0})))
+            "confidence_level": 1.0})
 
-    return get_model("mockllm/model", custom_outputs=reply)
+    return scripted(reply)
 
 
 def agent(script: Callable[[int], ChatMessageAssistant]) -> Model:
     """A scripted agent: the n-th generation of a sample (0-based) is `script(n)`."""
     count: dict[str, int] = {}
 
-    def reply(messages: Sequence[ChatMessage], *_: Any) -> ModelOutput:
-        key = messages[0].text
+    def reply(request: Request) -> Answer:
+        key = request.messages[0].text
         n = count.get(key, 0)
         count[key] = n + 1
-        return _output(script(n))
+        return script(n)
 
-    return get_model("mockllm/model", custom_outputs=reply)
+    return scripted(reply)
 
 
 def run(model: str | Model, tmp_path: Path, sample_ids: list[str], judge: Model,
@@ -153,9 +137,8 @@ def test_a_refusal_is_judged_and_scores_zero(tmp_path: Path) -> None:
 
 
 def _calls(*calls: tuple[str, dict[str, Any]]) -> ChatMessageAssistant:
-    return ChatMessageAssistant(content="", tool_calls=[
-        ToolCall(id=f"c{i}", function=name, arguments=arguments)
-        for i, (name, arguments) in enumerate(calls)])
+    return message("", [call(name, arguments, id=f"c{i}")
+                        for i, (name, arguments) in enumerate(calls)])
 
 
 def test_the_tool_call_limit_ends_the_run_and_later_calls_never_run(tmp_path: Path) -> None:
