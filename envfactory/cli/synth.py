@@ -44,12 +44,6 @@ console = Console()
 DEFAULT_SPLITS = Path(__file__).resolve().parents[2] / "tasks" / "envfactory" / "splits.json"
 
 
-def _tokens() -> int:
-    from inspect_ai.model._model import model_usage
-
-    return sum(u.total_tokens for u in model_usage().values())
-
-
 @synth_app.command("queries")
 def queries(
     graph: Annotated[Path, typer.Option(help="Tool graph JSON (envfactory synth graph).",
@@ -78,8 +72,7 @@ def queries(
 ) -> None:
     """Synthesize verified multi-turn trajectories from sampled tool chains (roles synth,
     solver, user, judge)."""
-    from inspect_ai.model._model import init_model_usage
-
+    from harness.usage import counting_tokens
     from synthesis.querygen import ROLES, synthesize
     from synthesis.querygen import preset as get_preset
     from synthesis.querygen.run import RunArgs, run_queries
@@ -92,10 +85,10 @@ def queries(
                    max_concurrency=max_concurrency)
     split_map = json.loads(splits.read_text(encoding="utf-8"))
 
-    init_model_usage()
     counts: Counter[str] = Counter()
-    with Progress(TextColumn("chains"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console) as bar:
+    with counting_tokens() as tokens, Progress(
+            TextColumn("chains"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.description}"), console=console) as bar:
         task = bar.add_task("", total=n)
 
         def seen(record: dict[str, Any]) -> None:
@@ -103,7 +96,7 @@ def queries(
             rejected = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "kept")
             bar.update(task, advance=1, description=(
                 f"kept {counts['kept']} | rejected {sum(counts.values()) - counts['kept']}"
-                f"{' (' + rejected + ')' if rejected else ''} | tokens {_tokens():,}"))
+                f"{' (' + rejected + ')' if rejected else ''} | tokens {tokens.total:,}"))
 
         summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
                                           on_outcome=seen, on_resume=lambda k: bar.update(
