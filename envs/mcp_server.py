@@ -24,11 +24,11 @@ from typing import Any
 from mcp import types
 from mcp.server.lowlevel import Server
 
-from envs.base import Environment
+from envs.base import Environment, ErrorKind
 from envs.mcp_guard import DEFAULT_MAX_BODY_BYTES, RequestGuard, quiet_sdk_logs
 from envs.schemas import inline_refs
 
-__all__ = ["build_server", "serve_http", "serve_stdio"]
+__all__ = ["ERROR_KIND_META", "build_server", "serve_http", "serve_stdio"]
 
 LOAD_SCENARIO = "load_scenario"
 SAVE_SCENARIO = "save_scenario"
@@ -49,9 +49,14 @@ _SCENARIO_TOOLS = [
 ]
 
 
-def _error(text: str) -> types.CallToolResult:
+#: where an error result's `ErrorKind` rides in MCP's `_meta` (clients may ignore it;
+#: the text is the model's either way)
+ERROR_KIND_META = "envfactory/error_kind"
+
+
+def _error(text: str, kind: ErrorKind) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                isError=True)
+                                isError=True, _meta={ERROR_KIND_META: kind.value})
 
 
 def _ok(value: Any, wrapped: bool | None = None) -> types.CallToolResult:
@@ -126,19 +131,22 @@ def build_server(
         if tool == LOAD_SCENARIO:
             scenario = arguments.get("scenario")
             if not isinstance(scenario, Mapping):
-                return _error("load_scenario needs a 'scenario' object")
+                return _error("load_scenario needs a 'scenario' object",
+                              ErrorKind.INVALID_ARGUMENTS)
             backup = env.snapshot()
             try:
                 env.restore(scenario)
             except Exception as e:  # noqa: BLE001 - report, keep the old state
                 env.restore(backup)
-                return _error(f"load_scenario rejected the scenario: {e}")
+                return _error(f"load_scenario rejected the scenario: {e}",
+                              ErrorKind.INVALID_ARGUMENTS)
             return _ok("Successfully loaded scenario")
         if tool == SAVE_SCENARIO:
             return _ok(env.snapshot())
         result = env.call(tool, arguments)
         if not result.ok:
-            return _error(result.error or "failed")
+            assert result.kind is not None  # a failed ToolResult always has one
+            return _error(result.error or "failed", result.kind)
         schema, wrapped = outputs.get(tool, (None, False))
         return _ok(result.content, None if schema is None else wrapped)
 

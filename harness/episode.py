@@ -52,10 +52,11 @@ from inspect_ai.tool import ToolCallError, ToolChoice, ToolInfo
 from inspect_ai.util import LimitExceededError, StoreModel, store_as
 from pydantic import BaseModel, Field
 
+from envs.errors import ErrorKind
 from harness import inspect_compat, raw_arguments
 from harness.gold import GoldPolicy, Position, channel, publish
 from harness.tool_backends import ToolBackend
-from harness.trajectory import Message, MessageCall, Role
+from harness.trajectory import ERROR_KIND_KEY, Message, MessageCall, Role
 
 __all__ = [
     "Episode",
@@ -458,21 +459,26 @@ class Episode:
             if limit is not None and self.tool_calls >= limit:
                 break
             self.tool_calls += 1
+            kind: ErrorKind | None
             if invocation.parse_error is not None:
                 text, ok = self.rules.refuse(invocation), False
+                kind = ErrorKind.INVALID_ARGUMENTS
             else:
                 observation = await self.backend.call(invocation.name, invocation.arguments,
                                                       role)
-                text, ok = observation.text, observation.ok
+                text, ok, kind = observation.text, observation.ok, observation.error_kind
                 if self.gold is not None:
                     self.gold.observe(self.backend.requestor(role, invocation.name),
                                       invocation.name)
             self.errors += not ok
             self._record(Message(role="tool", content=text, tool_call_id=invocation.id,
-                                 requestor=role, error=not ok))
+                                 requestor=role, error=not ok, error_kind=kind))
             _tool_event(invocation, text, ok)
-            side.history.append(ChatMessageTool(content=text, tool_call_id=invocation.id,
-                                                function=invocation.name))
+            # the kind rides in the message's metadata, which no provider sends: the model
+            # reads exactly `text` (setting `error` would make providers send its message)
+            side.history.append(ChatMessageTool(
+                content=text, tool_call_id=invocation.id, function=invocation.name,
+                metadata=None if kind is None else {ERROR_KIND_KEY: kind.value}))
         self.pending = []
         if limit is not None and self.tool_calls >= limit:
             self._end(Termination.MAX_TOOL_CALLS)

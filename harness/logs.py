@@ -31,7 +31,8 @@ def progress_of(sample: EvalSample) -> EpisodeProgress:
 
 def turns_of(messages: list[Message], environments: list[str]) -> list[Turn]:
     """Per user turn: the user's words, the agent's calls with their results, and its
-    last text. Calls are split into environment and tool where the names are qualified."""
+    last text (each call with its result and, if it failed, the kind). Calls are split
+    into environment and tool where the names are qualified."""
     envs = dict.fromkeys(environments)
     results = {m.tool_call_id: m for m in messages if m.role == "tool"}
     turns: dict[int, Turn] = {}
@@ -51,7 +52,8 @@ def turns_of(messages: list[Message], environments: list[str]) -> list[Turn]:
                 turn.calls.append(Call(
                     env=env, name=name, arguments=c.arguments,
                     ok=None if result is None else not result.error,
-                    result=None if result is None else result.content))
+                    result=None if result is None else result.content,
+                    error_kind=None if result is None else result.error_kind))
     return [turns[i] for i in sorted(turns)]
 
 

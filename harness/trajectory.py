@@ -16,9 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.errors import ErrorKind
 from envs.jsonl import read_records, write_atomic
 
 __all__ = [
+    "ERROR_KIND_KEY",
     "Call",
     "Message",
     "MessageCall",
@@ -37,6 +39,10 @@ Role = Literal["assistant", "user"]
 #: as EnvFactory writes "Server-tool".
 TOOL_SEPARATOR = "-"
 
+#: where a tool message's `ErrorKind` rides in Inspect's `ChatMessageTool.metadata` (never
+#: sent to a model), beside the `Message.error_kind` of the canonical record
+ERROR_KIND_KEY = "error_kind"
+
 
 class Call(BaseModel):
     """One tool call on one environment (gold or observed)."""
@@ -51,6 +57,9 @@ class Call(BaseModel):
     #: observed only: what the environment answered
     ok: bool | None = None
     result: Any = None
+    #: observed only: why the call failed (None when it did not, or in records written
+    #: before kinds existed)
+    error_kind: ErrorKind | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -88,6 +97,9 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     requestor: Role | None = None
     error: bool = False
+    #: a failed tool result's kind (`envs.errors`); None on success and in records
+    #: written before kinds existed, which still load
+    error_kind: ErrorKind | None = None
     #: index of the user turn the message belongs to (None before the first user turn)
     turn: int | None = None
 

@@ -12,11 +12,16 @@ type) and the sample's error and limit. The first rule that matches names the fa
 3. other — an exception ended the sample (its message is the example's detail)
 4. no tool use — the agent never called a tool
 5. malformed call — a call whose arguments could not be decoded, or an invalid message
-6. unknown tool — a call to a tool the agent was not offered
+6. unknown tool — a tool result of kind `unknown_tool` (a tool the agent was not offered,
+   in any benchmark's wording: ours, τ²'s and VitaBench's `Tool 'x' not found.`, ...)
 7. stopped early — the episode ended before the task's user turns were all played
-8. wrong arguments — a call refused for its arguments and never fixed
+8. wrong arguments — a call failed with kind `invalid_arguments` and never fixed
 9. failed to recover from a tool error — any other tool error never followed by a
    successful call of that tool
+
+Rules 6 and 8 read the `ErrorKind` every tool result carries (`Message.error_kind`,
+`Call.error_kind`). Logs written before results carried kinds have none; for those alone
+the rules fall back to matching our wordings of the time (`_LEGACY_*`).
 10. missing required call / wrong arguments / extra writes — against the gold calls
     (EnvFactory's gold trajectory, BFCL's ground truth), in this order: some gold tool
     never called; some gold call never made with its gold (unmasked) arguments; every
@@ -35,6 +40,7 @@ from typing import Any
 import anyio
 from inspect_ai.log import EvalSample
 
+from envs.errors import ErrorKind
 from harness.logs import trajectory_of
 from harness.trajectory import Trajectory
 from leaderboard import columns as cols
@@ -64,10 +70,10 @@ about a second, so fewer are classified faster in this one)."""
 
 _LIMIT_ENDINGS = {"max_steps", "too_many_errors", "turn_step_limit", "max_tool_calls",
                   "limit"}
-_INVALID_ARGS = re.compile(r"^(Invalid arguments for tool|Arguments for tool .* must be)")
-#: the one wording for a call to a tool not offered (`harness.tool_backends.unknown_tool`,
-#: `Environment.call`), as the agent sees it (with the loop's "Error: " prefix)
-_UNKNOWN = re.compile(r"^(Error: )?Unknown tool ")
+#: only for logs written before tool results carried an `ErrorKind`: our wordings then
+#: for invalid arguments and for an unknown tool (with or without the "Error: " prefix)
+_LEGACY_INVALID_ARGS = re.compile(r"^(Invalid arguments for tool|Arguments for tool .* must be)")
+_LEGACY_UNKNOWN = re.compile(r"^(Error: )?Unknown tool ")
 _CALL_NAME = re.compile(r"^\s*([\w.]+)\s*\(")
 
 
@@ -82,6 +88,18 @@ def _gold_names_bfcl(meta: dict[str, Any]) -> list[str] | None:
             if match:
                 names.append(match.group(1))
     return names
+
+
+def _kind(kind: ErrorKind | None, text: str) -> ErrorKind | None:
+    """A tool result's kind; for a result without one (a log from before kinds), the kind
+    its text says in our wording of the time, if it says one."""
+    if kind is not None:
+        return kind
+    if _LEGACY_UNKNOWN.match(text):
+        return ErrorKind.UNKNOWN_TOOL
+    if _LEGACY_INVALID_ARGS.match(text):
+        return ErrorKind.INVALID_ARGUMENTS
+    return None
 
 
 def _matches(observed: dict[str, Any], gold: dict[str, Any], masked: list[str]) -> bool:
@@ -117,7 +135,8 @@ def classify(traj: Trajectory, *, error: str | None = None, limit: str | None = 
         detail = f"{malformed.name}: {malformed.parse_error}" if malformed else error_type
         return MALFORMED, detail
     results = [m for m in traj.messages if m.role == "tool" and m.requestor != "user"]
-    unknown = next((m for m in results if _UNKNOWN.match(m.content or "")), None)
+    unknown = next((m for m in results
+                    if _kind(m.error_kind, m.content or "") is ErrorKind.UNKNOWN_TOOL), None)
     if unknown is not None:
         return UNKNOWN_TOOL, (unknown.content or "")[:200]
     if user_turns is not None and traj.turns and len(traj.turns) < user_turns:
@@ -127,7 +146,7 @@ def classify(traj: Trajectory, *, error: str | None = None, limit: str | None = 
         if call.ok is False and not any(later.ok and later.name == call.name
                                         for later in observed[i + 1:]):
             text = str(call.result or "")[:200]
-            if _INVALID_ARGS.match(text):
+            if _kind(call.error_kind, text) is ErrorKind.INVALID_ARGUMENTS:
                 return WRONG_ARGUMENTS, text
             return NO_RECOVERY, f"{call.name}: {text}"
     gold = traj.gold_calls()

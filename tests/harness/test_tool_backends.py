@@ -1,5 +1,6 @@
 """Tool backends: whole schemas reach the model, only offered tools run, the unknown-tool
-wording is one, and MCP servers are cleaned up when start-up fails part-way."""
+wording is one, a benchmark executor's errors keep their text and gain a kind, and MCP
+servers are cleaned up when start-up fails part-way."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import sys
 import pytest
 
 from envs import registry
+from envs.bfcl.world import BfclWorld
 from envs.errors import unknown_tool
 from envs.schemas import inline_refs
 from harness.tool_backends import (
+    BfclBackend,
     InProcessBackend,
     McpBackend,
     McpServerSpec,
@@ -40,7 +43,7 @@ def test_nested_tau2_arguments_reach_the_model_whole() -> None:
     """`book_reservation`'s item schemas, `set_apn_settings`' object and
     `set_network_mode_preference`'s enum (the release's `$defs`) are inlined."""
     from envs.tau2.airline import Airline
-    from envs.tau2.telecom_user import TelecomUser
+    from envs.tau2.telecom import TelecomUser
 
     def params(cls: type, name: str) -> dict:
         spec = next(s for s in cls.tool_specs() if s.name == name)  # type: ignore[attr-defined]
@@ -72,6 +75,17 @@ async def test_inprocess_backend_runs_only_offered_tools() -> None:
         assert result.text == f"Error: {unknown_tool('calendar-nope', names)}"
         assert (await backend.call("calendar-list_calendars", {})).ok
         assert not (await backend.call("calendar-list_calendars", {}, role="user")).ok
+
+
+async def test_bfcl_backend_keeps_the_executors_text_and_adds_the_kind() -> None:
+    backend = BfclBackend(BfclWorld("t", {}, ["MathAPI"]), lambda: [])
+    seen = [await backend.call(name, arguments) for name, arguments in (
+        ("nope", {}), ("add", {"x": 1}), ("add", {"a": 1, "b": 2}))]
+    assert [(o.ok, o.error_kind) for o in seen] == [
+        (False, "unknown_tool"), (False, "invalid_arguments"), (True, None)]
+    assert seen[0].text == "Error during execution: name 'nope' is not defined"
+    assert seen[1].text == ("Error during execution: MathAPI.add() got an unexpected "
+                            "keyword argument 'x'")
 
 
 @pytest.mark.slow

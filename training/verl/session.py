@@ -12,9 +12,13 @@ the trajectory's `AgentData`: its `request_id`, the row's `tools_kwargs` and
   hook to release it; an evicted world is rebuilt from the last recorded state, so
   eviction changes cost, never results; a cached world is only reused once the
   trajectory has recorded a state, because verl may reuse a request id);
-- after every call the executed call (name, arguments, accepted or not) and the world's
-  snapshot are written into `extra_fields` (`CALLS_KEY`, `STATE_KEY`), which is where the
-  reward reads the agent's final state and calls.
+- after every call the executed call (name, arguments, accepted or not, and a failure's
+  `ErrorKind`) and the world's snapshot are written into `extra_fields` (`CALLS_KEY`,
+  `STATE_KEY`), which is where the reward reads the agent's final state and calls.
+
+Calls run through `World.call_qualified`, the call evaluation's in-process backend makes
+(`harness.tool_backends.InProcessBackend`), so a mistake reads the same in a GRPO rollout
+as in an evaluation episode, byte for byte (no train/eval skew in the error text).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import MutableMapping
 from typing import Any
 
-from envs.world import World, split_name
+from envs.world import World
 
 __all__ = ["CALLS_KEY", "ROW_KEY", "STATE_KEY", "RolloutSessions", "row_tools_kwargs"]
 
@@ -72,16 +76,12 @@ class RolloutSessions:
         """Run one qualified tool call in the trajectory's world; returns the text the model
         sees (`ToolResult.text()`, as at evaluation time) and records call and state."""
         world = self._world(request_id, tools_kwargs, extra_fields)
-        parts = split_name(name, world.envs)
-        if parts is None:
-            result_text, ok = f"Error: Unknown tool {name!r}.", False
-        else:
-            result = world.call(*parts, arguments)
-            result_text, ok = result.text(), result.ok
+        result = world.call_qualified(name, arguments)
         extra_fields.setdefault(CALLS_KEY, []).append(
-            {"name": name, "arguments": arguments, "ok": ok})
+            {"name": name, "arguments": arguments, "ok": result.ok,
+             "error_kind": None if result.kind is None else result.kind.value})
         extra_fields[STATE_KEY] = world.snapshot()
-        return result_text
+        return result.text()
 
     def release(self, request_id: str) -> None:
         self._worlds.pop(request_id, None)
