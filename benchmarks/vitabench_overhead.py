@@ -8,7 +8,7 @@ Three measurements, in this process, after a warm-up that pays imports and data 
 
 * **per conversation step**: the real Inspect task (`vitabench_delivery`, English, on
   the shared snapshot `../shared/data/vitabench` with the tool objects and tables
-  recorded from the official code) with scripted `mockllm` models as agent, user and
+  recorded from the official code) with scripted models (`testkit.scripted`) as agent, user and
   judge, which answer instantly: the agent runs a search, two toolkit calls and an order
   listing, then answers; the user asks `--cycles` times, then stops; the judge marks every
   rubric met. All the time is harness: the episode loop, the environment, Inspect's
@@ -110,27 +110,12 @@ def data_dir(root: Path, synthetic: bool = False) -> str:
     return "ota"
 
 
-# -- scripted models -------------------------------------------------------------------
-
-def _output(content: str = "", calls: list[Any] | None = None) -> Any:
-    from inspect_ai.model import (
-        ChatCompletionChoice,
-        ChatMessageAssistant,
-        ModelOutput,
-        ModelUsage,
-    )
-
-    # with usage given, mockllm counts no tokens (its tokenizer would be downloaded)
-    return ModelOutput(model="scripted", choices=[ChatCompletionChoice(
-        message=ChatMessageAssistant(content=content, tool_calls=calls or None))],
-        usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
-
+# -- scripted models (testkit.scripted: usage given, so mockllm downloads no tokenizer) --
 
 def scripted_agent(task_set: str) -> Any:
     """Per request: a search, then distance and weather, then the user's orders, then an
     answer (four messages, by the count of its own messages so far)."""
-    from inspect_ai.model import get_model
-    from inspect_ai.tool import ToolCall
+    from testkit.scripted import Answer, Request, call, scripted
 
     first = FIRST_CALL[task_set]
     rounds = [[first],
@@ -140,41 +125,37 @@ def scripted_agent(task_set: str) -> Any:
                             "date_end": "2025-07-20"})],
               [("get_user_all_orders", {})]]
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
-        said = sum(m.role == "assistant" for m in input)
+    def respond(request: Request) -> Answer:
+        said = sum(m.role == "assistant" for m in request.messages)
         step = said % (len(rounds) + 1)
         if step == len(rounds):
-            return _output("Here is what I found. Anything else?")
-        return _output(calls=[ToolCall(id=f"call_{said}_{k}", function=name, arguments=args)
-                              for k, (name, args) in enumerate(rounds[step])])
+            return "Here is what I found. Anything else?"
+        return [call(name, args, id=f"call_{said}_{k}")
+                for k, (name, args) in enumerate(rounds[step])]
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    return scripted(respond)
 
 
 def scripted_user(cycles: int) -> Any:
     """Asks `cycles` times, then ends the conversation."""
-    from inspect_ai.model import get_model
+    from testkit.scripted import by_own_turns
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
-        said = sum(m.role == "assistant" for m in input)
-        return _output("Please check my options." if said < cycles
-                       else "Thanks, that's all. ###STOP###")
-
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    return by_own_turns(["Please check my options."] * cycles
+                        + ["Thanks, that's all. ###STOP###"]).model
 
 
 def scripted_judge() -> Any:
     """Marks every rubric of the window's current states met."""
-    from inspect_ai.model import get_model
+    from testkit.scripted import Request, scripted
 
-    def respond(input: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
-        found = re.search(r"<current_rubrics>\s*(.*?)\s*</current_rubrics>", input[-1].text,
-                          re.S)
+    def respond(request: Request) -> str:
+        found = re.search(r"<current_rubrics>\s*(.*?)\s*</current_rubrics>",
+                          request.messages[-1].text, re.S)
         states = json.loads(found.group(1)) if found else []
-        return _output(json.dumps([{**s, "justification": "ok", "meetExpectation": True}
-                                   for s in states], ensure_ascii=False))
+        return json.dumps([{**s, "justification": "ok", "meetExpectation": True}
+                           for s in states], ensure_ascii=False)
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    return scripted(respond)
 
 
 # -- 1. conversation steps ---------------------------------------------------------------
