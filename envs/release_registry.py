@@ -53,7 +53,6 @@ MCP_ATLAS = PinnedRelease(
     layout=((MCP_ATLAS_TEMPLATE,
              f"{MCP_ATLAS_ENVIRONMENT}/src/agent_environment/{MCP_ATLAS_TEMPLATE}"),
             ("data/", f"{MCP_ATLAS_ENVIRONMENT}/data/")),
-    description="MCP-Atlas server template, the servers' /data files, scorer sources",
     record=(("mcp_atlas_commit", "ref"), ("mcp_atlas_data", "data"),
             ("mcp_atlas_source", "source")))
 
@@ -72,28 +71,26 @@ ENVFACTORY = PinnedRelease(
     source_override="ENVFACTORY_RELEASE_DIR",
     source_hint="a checkout of LARK-AI-Lab/EnvFactory at eff3b22",
     required="envs", cache=("envfactory_release", "eff3b22"),
-    description="the EnvFactory paper's environments, scenarios, prompts and data writer",
     record=(("envfactory_release_commit", "ref"), ("envfactory_release_dir", "data")))
 
-BFCL_PROJECT_ROOT = CacheFolder(
-    "bfcl-project-root", ("bfcl",), "BFCL_PROJECT_ROOT",
-    "bfcl-eval's working folder (it creates result/, score/ there on import)")
-EMBEDDINGS = CacheFolder("embeddings", ("embeddings",), None,
-                         "embedding vectors keyed by model and text (sqlite)")
-ENVGEN_INDEX = CacheFolder("envgen-corpus-index", ("envgen_index",), None,
-                           "the EnvGen search agent's corpus indexes (sqlite)")
-#: where EnvGen registers environments (`envs.generated`)
+#: bfcl-eval's working folder (it creates result/, score/ there on import)
+BFCL_PROJECT_ROOT = CacheFolder("bfcl-project-root", ("bfcl",), "BFCL_PROJECT_ROOT")
+#: embedding vectors keyed by model and text (sqlite)
+EMBEDDINGS = CacheFolder("embeddings", ("embeddings",))
+#: the EnvGen search agent's corpus indexes (sqlite)
+ENVGEN_INDEX = CacheFolder("envgen-corpus-index", ("envgen_index",))
+#: where EnvGen registers environments whose tests all pass (`envs.generated`)
 GENERATED_ENVS_VAR = "ENVFACTORY_GENERATED_ENVS"
-GENERATED_ENVS = CacheFolder("generated-envs", ("generated_envs",), GENERATED_ENVS_VAR,
-                             "environments EnvGen registered (all tests passed)")
-LOCAL_MODELS = CacheFolder("local-models", ("models",), "ENVFACTORY_MODELS_DIR",
-                           "models `envfactory models prepare` wrote")
-DEMO = CacheFolder("demo", ("demo",), None, "`envfactory train demo`'s tuned model and logs")
+GENERATED_ENVS = CacheFolder("generated-envs", ("generated_envs",), GENERATED_ENVS_VAR)
+#: the models `envfactory models prepare` writes (`training.local_models`)
+LOCAL_MODELS = CacheFolder("local-models", ("models",), "ENVFACTORY_MODELS_DIR")
+#: `envfactory demo`'s tuned model and logs
+DEMO = CacheFolder("demo", ("demo",))
+#: the pinned MCP-Atlas servers (npm prefix, one venv per Python server)
 MCP_ATLAS_SERVERS = CacheFolder("mcp-atlas-servers", ("mcp_atlas", "servers"),
-                                "MCP_ATLAS_SERVERS_DIR",
-                                "the pinned MCP-Atlas servers (npm prefix, one venv each)")
-BENCH_VENVS = CacheFolder("bench-venvs", ("bench",), None,
-                          "the official harnesses' venvs the speed benchmarks compare with")
+                                "MCP_ATLAS_SERVERS_DIR")
+#: the official harnesses' venvs the speed benchmarks compare with
+BENCH_VENVS = CacheFolder("bench-venvs", ("bench",))
 
 
 def registered_releases() -> list[PinnedRelease | CacheFolder]:

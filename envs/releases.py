@@ -30,7 +30,7 @@ import re
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -91,7 +91,7 @@ class ReleaseStatus(BaseModel):
 
 
 #: the fields a release's provenance may record
-Field = Literal["label", "ref", "repository", "data", "source"]
+Recorded = Literal["label", "ref", "repository", "data", "source"]
 
 
 @dataclass(frozen=True)
@@ -126,9 +126,8 @@ class PinnedRelease:
     layout: tuple[tuple[str, str], ...] = ()
     #: a human name of the ref (a tag, a revision name)
     label: str = ""
-    description: str = ""
     #: provenance key -> field, in the order logs record them
-    record: tuple[tuple[str, Field], ...] = field(default=())
+    record: tuple[tuple[str, Recorded], ...] = ()
 
     # --- where things are -------------------------------------------------------------
 
@@ -181,9 +180,6 @@ class PinnedRelease:
             self._fetch(self.upstream_path(relative), path, remedy)
         return path
 
-    def text(self, relative: str) -> str:
-        return self.path(relative).read_text(encoding="utf-8")
-
     def source_path(self, relative: str) -> Path:
         """A repository file read as data (`relative` is its path in the repository)."""
         configured = os.environ.get(self.source_override) if self.source_override else None
@@ -208,7 +204,7 @@ class PinnedRelease:
 
     def provenance(self) -> dict[str, str]:
         """What every log records about where the release's files came from."""
-        values: dict[Field, Callable[[], str]] = {
+        values: dict[Recorded, Callable[[], str]] = {
             "label": lambda: self.label or self.ref, "ref": lambda: self.ref,
             "repository": lambda: self.repository, "data": lambda: str(self.data_root()),
             "source": lambda: str(self.source_root())}
@@ -247,7 +243,6 @@ class CacheFolder:
     name: str
     parts: tuple[str, ...]
     override: str | None = None
-    description: str = ""
 
     def path(self) -> Path:
         configured = os.environ.get(self.override) if self.override else None

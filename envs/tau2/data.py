@@ -51,7 +51,6 @@ TAU2 = PinnedRelease(
     source_hint="an extracted copy of the release, or put the tool objects in "
                 "<TAU2_DATA_DIR>/tools/",
     cache=("tau2", RELEASE), source_subdir="source", layout=(("", "data/tau2/"),),
-    description="τ²-bench tasks, databases, policies and user-simulator guidelines",
     record=(("tau2_release", "label"), ("tau2_data_dir", "data")))
 #: the split files, from the later tag, kept beside the release's files
 SPLITS = PinnedRelease(

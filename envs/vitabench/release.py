@@ -95,7 +95,6 @@ class Release:
             cache=("vitabench", self.revision.name),
             # tasks under data/vita/, prompts/*.yaml and models.yaml under src/vita/
             layout=(("domains/", "data/vita/domains/"), ("", "src/vita/")),
-            description=self.revision.description,
             record=(("vitabench_revision", "label"), ("vitabench_commit", "ref"),
                     ("vitabench_data", "data"), ("vitabench_source", "source")))
 

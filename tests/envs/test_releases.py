@@ -141,7 +141,7 @@ def test_a_transient_failure_is_retried_and_a_permanent_one_is_not(
     url = "/acme/bench/abc123/prompts/agent.md"
     upstream.files[url] = b"be brief"
     upstream.failures[url] = ["503", "cut"]
-    assert RELEASE.text("prompts/agent.md") == "be brief"
+    assert RELEASE.path("prompts/agent.md").read_text() == "be brief"
     assert upstream.requests == [url] * 3
     upstream.requests.clear()
     with pytest.raises(FileNotFoundError, match="set DEMO_BENCH_DIR to a folder holding"):
@@ -243,9 +243,8 @@ def test_the_envfactory_release_read_from_a_local_root(monkeypatch: pytest.Monke
     status = ENVFACTORY.local_status()
     assert status.state == "present", status.missing
     assert status.where == str(ENVFACTORY_RELEASE)
-    assert "class_name" in ENVFACTORY.text(
-        "envs/metadata/" + sorted(p.name for p in (ENVFACTORY_RELEASE / "envs" / "metadata")
-                                  .iterdir())[0])
+    first = sorted(p.name for p in (ENVFACTORY_RELEASE / "envs" / "metadata").iterdir())[0]
+    assert "class_name" in ENVFACTORY.path(f"envs/metadata/{first}").read_text()
     assert "def " in ENVFACTORY.source_text("src/utils/data_process.py")
     assert ENVFACTORY.provenance() == {"envfactory_release_commit": "eff3b22",
                                        "envfactory_release_dir": str(ENVFACTORY_RELEASE)}
