@@ -397,6 +397,8 @@ def test_decoding_rules() -> None:
         {"f": json.dumps({"a": None})}]
 
 
+# a ModelAPI of its own, not testkit.scripted: the raw arguments string has to reach
+# Inspect as a provider's ModelCall response, which a mockllm model cannot give
 @modelapi(name="bfclrawtest")
 def _raw_provider() -> type:
     return RawCallModel

@@ -46,6 +46,8 @@ from testkit.bfcl_official import (
 ENTRY = "multi_turn_base_0"
 
 
+# a ModelAPI of its own, not testkit.scripted: raw argument strings have to reach Inspect
+# as a provider's ModelCall response, which a mockllm model cannot give
 class RawScriptAPI(ModelAPI):
     """An OpenAI-like provider playing scripted turns with *raw* argument strings.
 
