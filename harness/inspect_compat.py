@@ -6,7 +6,9 @@ API we use it (`inspect_ai.util.Store`, `inspect_ai.scorer.ScoreReducer`, usage 
 no public API serves. `tests/harness/test_inspect_compat.py` has one test per
 touchpoint that fails when the pinned Inspect moves the symbol or changes what we rely
 on, so an Inspect upgrade is a matter of running that file and fixing this module.
-Nothing else in the tree imports a private Inspect module or member.
+Nothing else in the project's packages imports a private Inspect module or member (tests
+compare against Inspect's internals on purpose; `benchmarks/tau2_peer_driver.py` runs in
+the peer harness's own interpreter, which cannot import this project).
 
 Internal modules are imported inside the functions that need them (except the one
 base class, `PrerequisiteError`), so a missing symbol fails the feature that uses it,
@@ -160,8 +162,9 @@ async def read_eval_samples(path: str, wanted: Sequence[tuple[str | int, int]],
 # from its own models. Its OpenAI serialisers are module functions that their callers
 # look up through the module's globals, with no hook or option to change what they
 # build, so the only way in is to replace them. Each `wrap_*` takes `wrap(inner) ->
-# replacement` and installs it once (later calls are no-ops); the replacement must
-# delegate to `inner` for everything it does not own.
+# replacement` and installs it once (later calls are no-ops, so each function has one
+# owner: raw_arguments or verbatim_tools); the replacement must delegate to `inner` for
+# everything it does not own.
 
 
 def _wrap_once(module: Any, name: str, wrap: Wrapper) -> None:
