@@ -260,3 +260,28 @@ def test_an_override_that_is_not_a_release_is_reported_not_raised(
     assert status.missing[0] == "domains/" and status.problem
     with pytest.raises(FileNotFoundError, match="has no domains/ folder"):
         TAU2.data_root()
+
+
+def test_a_hub_read_retries_a_dropped_connection_and_returns_the_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    calls: list[str] = []
+
+    def flaky(repo_id: str, **kwargs: object) -> str:
+        calls.append(str(kwargs["revision"]))
+        if len(calls) == 1:
+            raise ConnectionError("reset by peer")
+        if repo_id == "org/gone":
+            raise KeyError("a permanent failure")
+        return str(tmp_path / "snapshots" / commit)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", flaky)
+    monkeypatch.setattr("envs.releases.time.sleep", lambda seconds: None)
+    folder, resolved = hub_snapshot("org/data", commit, option="--revision")
+    assert (folder, resolved, calls) == (tmp_path / "snapshots" / commit, commit, [commit] * 2)
+    calls.clear()
+    with pytest.raises(KeyError):
+        hub_snapshot("org/gone", commit, option="--revision")
+    assert len(calls) == 2  # the dropped connection, then the permanent failure: no third
