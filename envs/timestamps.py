@@ -5,18 +5,23 @@ them as text (`now[:10]`, `min(when, now)`) and snapshots stay plain JSON. A bar
 field would load "garbage-time" and break every later call that reads the clock, so
 these types accept exactly the shapes the tools write and rely on: naive, `T`-separated,
 to the minute or to the second (`Timestamp`), or a calendar day (`Day`).
+
+The clock helpers below are the one way a pool environment reads its state's clock
+(`current_moment`, `current_day`) and writes a moment back (`stamp`), so every
+environment agrees on the shape of the strings it stores.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from datetime import date, datetime
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
-__all__ = ["Day", "Timestamp"]
+__all__ = ["Clocked", "Day", "Timestamp", "current_day", "current_moment", "stamp"]
 
 # Real calendar days (month lengths; 29 February in any year), 24-hour clock. Checked by
 # pydantic-core's regex engine, not a Python validator: restore() runs on every episode's
@@ -47,3 +52,25 @@ class _Shaped:
 Timestamp = Annotated[str, _Shaped(f"{_DAY}T{_TIME}",
                                    "expected a timestamp YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS")]
 Day = Annotated[str, _Shaped(_DAY, "expected a date YYYY-MM-DD")]
+
+
+class Clocked(Protocol):
+    """A pool state: its `now` is a `Timestamp`."""
+
+    @property
+    def now(self) -> str: ...
+
+
+def current_moment(state: Clocked) -> datetime:
+    """The state's clock as a (naive) datetime."""
+    return datetime.fromisoformat(state.now)
+
+
+def current_day(state: Clocked) -> date:
+    """The calendar day of the state's clock."""
+    return current_moment(state).date()
+
+
+def stamp(moment: datetime, timespec: Literal["minutes", "seconds"] = "seconds") -> str:
+    """`moment` as a `Timestamp` string, to the second or (calendar events) the minute."""
+    return moment.isoformat(timespec=timespec)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, current_day
 
 __all__ = ["BankLedger", "BankLedgerState"]
 
@@ -380,9 +380,6 @@ class BankLedger(Environment):
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _today(self) -> date:
-        return datetime.fromisoformat(self.state.now).date()
-
     def _customer(self, customer_id: str) -> Customer:
         if customer_id not in self.state.customers:
             raise ToolError(f"Customer {customer_id!r} not found.")
@@ -411,7 +408,7 @@ class BankLedger(Environment):
             raise ToolError(f"Insufficient funds in {account.id} ({account.nickname}): "
                             f"available {_dollars(available):.2f}, requested "
                             f"{_dollars(cents):.2f}.")
-        today = self._today().isoformat()
+        today = current_day(self.state).isoformat()
         sent_today = sum(t.amount_cents for t in self.state.transfers.values()
                          if t.from_account_id == account.id and t.status == "completed"
                          and t.execute_on == today)
@@ -553,7 +550,7 @@ class BankLedger(Environment):
         if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
             raise ToolError(f"Invalid month {month!r}: expected YYYY-MM.")
         if month > self.state.now[:7]:
-            raise ToolError(f"No statement for {month} yet (today is {self._today()}).")
+            raise ToolError(f"No statement for {month} yet (today is {current_day(self.state)}).")
         if month < account.opened_on[:7]:
             raise ToolError(f"Account {account.id} was opened on {account.opened_on}.")
         txs = sorted((t for t in self.state.transactions.values()
@@ -623,7 +620,7 @@ class BankLedger(Environment):
         self._debit_check(source, cents)
         transfer = self._new_transfer(from_account_id=source.id, to_account_id=target.id,
                                       amount_cents=cents, memo=memo, status="completed",
-                                      execute_on=self._today().isoformat())
+                                      execute_on=current_day(self.state).isoformat())
         self._post(source, -cents, f"Transfer to {target.nickname}", "transfer", transfer.id)
         self._post(target, cents, f"Transfer from {source.nickname}", "transfer", transfer.id)
         return {"transfer": self._transfer_view(transfer),
@@ -656,12 +653,12 @@ class BankLedger(Environment):
         if payee.customer_id != account.customer_id:
             raise ToolError(f"Payee {payee.id} ({payee.name}) belongs to another customer.")
         cents = _cents(amount)
-        day = _parse_day(pay_on) if pay_on else self._today()
-        if day < self._today():
+        day = _parse_day(pay_on) if pay_on else current_day(self.state)
+        if day < current_day(self.state):
             raise ToolError(f"Cannot pay on {day}: the date is in the past.")
-        if (day - self._today()).days > MAX_SCHEDULE_DAYS:
+        if (day - current_day(self.state)).days > MAX_SCHEDULE_DAYS:
             raise ToolError("Payments can be scheduled at most a year ahead.")
-        scheduled = day > self._today()
+        scheduled = day > current_day(self.state)
         if not scheduled:
             self._debit_check(account, cents)
         transfer = self._new_transfer(from_account_id=account.id, payee_id=payee.id,
@@ -817,7 +814,7 @@ class BankLedger(Environment):
         self.state.next_account_id += 1
         account = Account(id=aid, customer_id=customer.id, type=account_type,
                           nickname=nickname.strip() or account_type.title(),
-                          opened_on=self._today().isoformat())
+                          opened_on=current_day(self.state).isoformat())
         self.state.accounts[aid] = account
         return self._account_view(account)
 

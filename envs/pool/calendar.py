@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Timestamp, current_day, current_moment, stamp
 
 __all__ = ["Calendar", "CalendarState"]
 
@@ -206,13 +206,9 @@ def _seeded_state(seed: int) -> CalendarState:
         room = rng.choice(rooms) if n % 3 else None
         if room and env._room_conflict(room, [(begins, ends)], None):
             room = None
-        env._add_seed_event(f"cal-{organizer}", title, _fmt(begins), _fmt(ends), organizer,
-                            attendees, room, None, "")
+        env._add_seed_event(f"cal-{organizer}", title, stamp(begins, "minutes"),
+                            stamp(ends, "minutes"), organizer, attendees, room, None, "")
     return env.state
-
-
-def _fmt(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M")
 
 
 def _parse_date(value: str) -> date:
@@ -347,9 +343,6 @@ class Calendar(Environment):
         self.state.next_event_id += 1
         return event_id
 
-    def _now(self) -> datetime:
-        return datetime.fromisoformat(self.state.now)
-
     def _me(self) -> str:
         return self.state.current_user_id
 
@@ -456,8 +449,8 @@ class Calendar(Environment):
 
     def _conflicts(self, user_ids: list[str], windows: list[tuple[datetime, datetime]],
                    exclude: str | None) -> list[Conflict]:
-        return [{"user_id": u, "name": self.state.users[u].name, "start": _fmt(s),
-                 "end": _fmt(e)}
+        return [{"user_id": u, "name": self.state.users[u].name, "start": stamp(s, "minutes"),
+                 "end": stamp(e, "minutes")}
                 for u in user_ids for s, e in self._busy(u, windows, exclude)]
 
     def _window(self, day: str, start_time: str, end_time: str) -> tuple[datetime, datetime]:
@@ -533,7 +526,7 @@ class Calendar(Environment):
             Occurrences sorted by start: event id, title, start, end, calendar id,
             organizer, room name, attendee count and whether the event recurs.
         """
-        first = _parse_date(date_from) if date_from else self._now().date()
+        first = _parse_date(date_from) if date_from else current_day(self.state)
         last = _parse_date(date_to) if date_to else first + timedelta(days=DEFAULT_SPAN_DAYS)
         if last < first:
             raise ToolError("date_to must not be before date_from.")
@@ -555,7 +548,7 @@ class Calendar(Environment):
             for s, e in self._occurrences(event):
                 if first <= s.date() <= last:
                     out.append({"event_id": event.id, "title": event.title,
-                                "start": _fmt(s), "end": _fmt(e),
+                                "start": stamp(s, "minutes"), "end": stamp(e, "minutes"),
                                 "calendar_id": event.calendar_id,
                                 "organizer": self.state.users[event.organizer_id].name,
                                 "room": room.name if room else None,
@@ -597,7 +590,8 @@ class Calendar(Environment):
             user = self._user(uid)
             busy = self._busy(uid, [window], None)
             out.append({"user_id": uid, "name": user.name, "free": not busy,
-                        "busy": [{"start": _fmt(s), "end": _fmt(e)} for s, e in busy]})
+                        "busy": [{"start": stamp(s, "minutes"), "end": stamp(e, "minutes")}
+                                 for s, e in busy]})
         return out
 
     @tool
@@ -659,13 +653,14 @@ class Calendar(Environment):
         if not title.strip():
             raise ToolError("Title must not be empty.")
         start, end = self._window(date, start_time, end_time)
-        if start < self._now():
+        if start < current_moment(self.state):
             raise ToolError(f"Cannot schedule in the past (it is now {self.state.now}).")
         recurrence = self._recurrence(repeat, occurrences, start)
         attendees = list(attendee_ids or [])
         self._check_attendees(attendees, [])
-        event = Event(id="", calendar_id=calendar_id, title=title.strip(), start=_fmt(start),
-                      end=_fmt(end), organizer_id=self._me(),
+        event = Event(id="", calendar_id=calendar_id, title=title.strip(),
+                      start=stamp(start, "minutes"), end=stamp(end, "minutes"),
+                      organizer_id=self._me(),
                       attendees=[Attendee(user_id=u) for u in attendees],
                       recurrence=recurrence, description=description)
         windows = self._occurrences(event)
@@ -733,14 +728,14 @@ class Calendar(Environment):
         start, end = self._window(date or f"{old_start:%Y-%m-%d}", new_start_time, end_time)
         if (start, end) == (old_start, old_end):
             raise ToolError(f"Event {event.title!r} is already at that time.")
-        if start < self._now():
+        if start < current_moment(self.state):
             raise ToolError(f"Cannot move an event into the past (it is now {self.state.now}).")
         if event.recurrence and event.recurrence.freq == "weekdays" and start.weekday() >= 5:
             raise ToolError("A weekday series must start on a weekday.")
         if event.recurrence and start.date() != old_start.date():
             # skipped days belonged to the old dates of the series
             event.recurrence.skip_dates = []
-        event.start, event.end = _fmt(start), _fmt(end)
+        event.start, event.end = stamp(start, "minutes"), stamp(end, "minutes")
         windows = self._occurrences(event)
         if event.room_id:
             self._check_room(event.room_id, len(event.attendees) + 1, windows, event.id)

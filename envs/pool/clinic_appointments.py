@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, stamp
 
 AppointmentStatus = Literal["scheduled", "checked_in", "completed", "cancelled", "no_show"]
 ReferralStatus = Literal["open", "used", "expired"]
@@ -193,10 +193,6 @@ NOTE_TEXT = [
 ]
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds")
-
-
 def _build_state(seed: int) -> ClinicState:
     """A deterministic clinic: 20 doctors, 24 patients, this week's slots, ~40 visits."""
     rng = random.Random(seed)
@@ -205,7 +201,7 @@ def _build_state(seed: int) -> ClinicState:
     monday = now.date() - timedelta(days=now.weekday())
 
     def add_slot(doctor_id: str, start: datetime, status: Literal["available", "booked"]) -> Slot:
-        slot = Slot(id=f"SL-{state.next_slot_id:03d}", doctor_id=doctor_id, start=_iso(start),
+        slot = Slot(id=f"SL-{state.next_slot_id:03d}", doctor_id=doctor_id, start=stamp(start),
                     duration_min=30, status=status)
         state.next_slot_id += 1
         state.slots[slot.id] = slot
@@ -266,7 +262,7 @@ def _build_state(seed: int) -> ClinicState:
             + ([referral.specialty] * 2 if referral else []))
         doctor = state.doctors[rng.choice(by_specialty[specialty])]
         day = monday - timedelta(days=7 - WEEKDAYS.index(rng.choice(doctor.working_days)))
-        start = _iso(datetime.combine(day, rng.choice(SLOT_TIMES)))
+        start = stamp(datetime.combine(day, rng.choice(SLOT_TIMES)))
         if any(x.start == start and x.doctor_id == doctor.id for x in state.slots.values()) \
                 or any(a.start == start and a.patient_id == patient.id
                        for a in state.appointments.values()):
@@ -305,7 +301,7 @@ def _seed_visit(state: ClinicState, rng: random.Random, patient: Patient, slot: 
     appt = Appointment(
         id=f"APT-{state.next_appointment_id:03d}", patient_id=patient.id, doctor_id=doctor.id,
         slot_id=slot.id, start=slot.start, reason=rng.choice(VISIT_REASONS[doctor.specialty]),
-        status=status, created_at=_iso(start - timedelta(days=rng.randrange(3, 20))),
+        status=status, created_at=stamp(start - timedelta(days=rng.randrange(3, 20))),
         referral_id=referral.id if needs_referral and referral else None)
     state.next_appointment_id += 1
     state.appointments[appt.id] = appt
@@ -319,7 +315,7 @@ def _seed_visit(state: ClinicState, rng: random.Random, patient: Patient, slot: 
         state.next_note_id += 1
         state.visit_notes[nid] = VisitNote(
             id=nid, appointment_id=appt.id, author_id=doctor.id, text=rng.choice(NOTE_TEXT),
-            created_at=_iso(start + timedelta(minutes=40)))
+            created_at=stamp(start + timedelta(minutes=40)))
 
 
 class ClinicAppointments(Environment):

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, current_day, stamp
 
 Stage = Literal["lead", "qualified", "proposal", "negotiation", "closed_won", "closed_lost"]
 ActivityKind = Literal["call", "email", "meeting", "note"]
@@ -237,10 +237,6 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", name.lower().replace("llp", ""))
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds")
-
-
 def _build_state(seed: int) -> CrmState:
     """A deterministic book of business: 22 companies, 44 contacts, 30 deals, quotes."""
     rng = random.Random(seed)
@@ -281,11 +277,11 @@ def _build_state(seed: int) -> CrmState:
             id=did, company_id=company.id, contact_id=rng.choice(contacts),
             title=f"{company.name} - {rng.choice(DEAL_KINDS)}",
             amount=rng.randrange(6, 160) * 1000, stage=stage,  # type: ignore[arg-type]
-            owner=rng.choice(REPS), created_at=_iso(created),
+            owner=rng.choice(REPS), created_at=stamp(created),
             expected_close=(now + timedelta(days=rng.randrange(10, 120))).date().isoformat())
         if stage.startswith("closed"):
             closed = created + timedelta(days=rng.randrange(5, 18))
-            deal.closed_at = _iso(closed)
+            deal.closed_at = stamp(closed)
             deal.expected_close = closed.date().isoformat()
             if stage == "closed_lost":
                 deal.lost_reason = rng.choice(["Chose a competitor", "Budget cut",
@@ -301,7 +297,7 @@ def _build_state(seed: int) -> CrmState:
                 days=rng.randrange(0, 5), hours=rng.randrange(1, 8))
             state.activities[aid] = Activity(
                 id=aid, deal_id=deal.id, contact_id=deal.contact_id, kind=kind,
-                summary=rng.choice(ACTIVITY_SUMMARIES[kind]), owner=deal.owner, at=_iso(at))
+                summary=rng.choice(ACTIVITY_SUMMARIES[kind]), owner=deal.owner, at=stamp(at))
 
     # Quote history per stage: negotiations and lost deals carry an earlier rejected quote.
     history: dict[str, list[QuoteStatus]] = {
@@ -336,7 +332,7 @@ def _price_quote(state: CrmState, quote_id: str, deal_id: str, skus: list[str],
     return Quote(
         id=quote_id, deal_id=deal_id, lines=lines, discount_pct=discount_pct,
         subtotal=subtotal, total=round(subtotal * (100 - discount_pct) / 100),
-        status=status, created_at=_iso(created),
+        status=status, created_at=stamp(created),
         valid_until=(created + timedelta(days=QUOTE_VALIDITY_DAYS)).date().isoformat())
 
 
@@ -377,17 +373,14 @@ class Crm(Environment):
             raise ToolError(f"deal {deal_id} is {deal.stage}; closed deals cannot be changed")
         return deal
 
-    def _today(self) -> date:
-        return datetime.fromisoformat(self.state.now).date()
-
     def _future_date(self, value: str, field: str) -> str:
         try:
             day = date.fromisoformat(value)
         except ValueError:
             raise ToolError(f"{field} must be a date in YYYY-MM-DD format, got {value!r}") \
                 from None
-        if day < self._today():
-            raise ToolError(f"{field} {value} is in the past (today is {self._today()})")
+        if day < current_day(self.state):
+            raise ToolError(f"{field} {value} is in the past (today is {current_day(self.state)})")
         return day.isoformat()
 
     def _contact_of_company(self, contact_id: str, company_id: str) -> str:
@@ -719,7 +712,7 @@ class Crm(Environment):
                             f"{status!r}; allowed: {hint}")
         if status == "accepted":
             deal = self._open_deal(quote.deal_id)
-            if date.fromisoformat(quote.valid_until) < self._today():
+            if date.fromisoformat(quote.valid_until) < current_day(self.state):
                 raise ToolError(f"quote {quote_id} expired on {quote.valid_until}")
             for other in self.state.quotes.values():
                 if other.deal_id == deal.id and other.status == "accepted":

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, current_day
 
 __all__ = ["ExpenseReports", "ExpenseReportsState"]
 
@@ -271,9 +271,6 @@ class ExpenseReports(Environment):
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _today(self) -> date:
-        return date.fromisoformat(self.state.now[:10])
-
     def _employee(self, employee_id: str) -> Employee:
         if employee_id not in self.state.employees:
             raise ToolError(f"Employee {employee_id!r} not found.")
@@ -314,7 +311,7 @@ class ExpenseReports(Environment):
                          f"${policy.limit_per_item:,.2f}.")
         if item.receipt_file is None and item.amount > policy.receipt_required_over:
             found.append(f"{label} needs a receipt.")
-        age = (self._today() - date.fromisoformat(item.date)).days
+        age = (current_day(self.state) - date.fromisoformat(item.date)).days
         if age > CLAIM_WINDOW_DAYS:
             found.append(f"{label} is older than {CLAIM_WINDOW_DAYS} days and can no longer "
                          "be claimed.")
@@ -464,7 +461,7 @@ class ExpenseReports(Environment):
         """
         self._employee(employee_id)
         spent = _parse_date(expense_date)
-        if spent > self._today():
+        if spent > current_day(self.state):
             raise ToolError(f"Expense date {expense_date} is in the future.")
         if amount <= 0:
             raise ToolError("Amount must be positive.")

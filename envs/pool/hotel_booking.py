@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, current_day, current_moment
 
 __all__ = ["HotelBooking", "HotelBookingState"]
 
@@ -353,9 +353,6 @@ class HotelBooking(Environment):
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _now(self) -> datetime:
-        return datetime.fromisoformat(self.state.now)
-
     def _hotel(self, hotel_id: str) -> Hotel:
         if hotel_id not in self.state.hotels:
             raise ToolError(f"Hotel {hotel_id!r} not found.")
@@ -383,7 +380,7 @@ class HotelBooking(Environment):
             start, end = date.fromisoformat(check_in), date.fromisoformat(check_out)
         except ValueError:
             raise ToolError("Dates must be YYYY-MM-DD.") from None
-        if start < self._now().date():
+        if start < current_day(self.state):
             raise ToolError(f"Check-in date {check_in} is in the past.")
         if not 1 <= (end - start).days <= MAX_NIGHTS:
             raise ToolError(f"A stay must be between 1 and {MAX_NIGHTS} nights "
@@ -708,7 +705,7 @@ class HotelBooking(Environment):
         guest = self.state.guests[res.guest_id]
         if res.rate_plan == "non_refundable":
             fee = res.total
-        elif self._now() <= self._free_cancel_deadline(res):
+        elif current_moment(self.state) <= self._free_cancel_deadline(res):
             fee = 0.0
         else:
             fee = res.nightly_prices[0]
@@ -730,7 +727,7 @@ class HotelBooking(Environment):
             The reservation with status "checked_in" and its `room_number`.
         """
         res = self._open(reservation_id, "checked in")
-        today = self._now().date().isoformat()
+        today = current_day(self.state).isoformat()
         if res.check_in != today:
             raise ToolError(f"Reservation {reservation_id} arrives on {res.check_in}; "
                             f"check-in is only possible on that day (today is {today}).")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Day, Timestamp
+from envs.timestamps import Day, Timestamp, current_day
 
 __all__ = ["Pharmacy", "PharmacyState"]
 
@@ -355,9 +355,6 @@ class Pharmacy(Environment):
 
     # -- lookups ------------------------------------------------------------------------
 
-    def _today(self) -> date:
-        return date.fromisoformat(self.state.now[:10])
-
     def _patient(self, patient_id: str) -> Patient:
         if patient_id not in self.state.patients:
             raise ToolError(f"Patient {patient_id!r} not found.")
@@ -391,7 +388,8 @@ class Pharmacy(Environment):
 
     def _is_current(self, rx: Prescription) -> bool:
         """Active and not past its expiry date: the prescriptions a patient is taking."""
-        return rx.status == "active" and date.fromisoformat(rx.expires_on) >= self._today()
+        return (rx.status == "active"
+                and date.fromisoformat(rx.expires_on) >= current_day(self.state))
 
     def _rx_view(self, rx: Prescription) -> PrescriptionView:
         drug = self.state.drugs[rx.drug_id]
@@ -399,7 +397,7 @@ class Pharmacy(Environment):
         eligible = self._refill_eligible_on(rx)
         return PrescriptionView(
             **rx.model_dump(), drug_name=drug.name,
-            expired=date.fromisoformat(rx.expires_on) < self._today(),
+            expired=date.fromisoformat(rx.expires_on) < current_day(self.state),
             last_filled_on=max((f.filled_on for f in fills), default=None),
             refill_eligible_on=eligible.isoformat() if eligible else None,
         )
@@ -473,8 +471,9 @@ class Pharmacy(Environment):
         self._patient(patient_id)
         return [self._rx_view(rx) for rx in self.state.prescriptions.values()
                 if rx.patient_id == patient_id
-                and (include_inactive or (rx.status != "cancelled"
-                                          and date.fromisoformat(rx.expires_on) >= self._today()))]
+                and (include_inactive or (
+                    rx.status != "cancelled"
+                    and date.fromisoformat(rx.expires_on) >= current_day(self.state)))]
 
     @tool
     def search_drugs(self, query: str) -> list[Drug]:
@@ -565,7 +564,7 @@ class Pharmacy(Environment):
         if rx.status != "active":
             raise ToolError(f"Prescription {rx.id} is {rx.status.replace('_', ' ')} "
                             "and cannot be filled.")
-        if date.fromisoformat(rx.expires_on) < self._today():
+        if date.fromisoformat(rx.expires_on) < current_day(self.state):
             raise ToolError(f"Prescription {rx.id} expired on {rx.expires_on}; "
                             f"a new prescription is needed from {rx.prescriber}.")
         if not 0 < qty <= rx.quantity:
@@ -577,7 +576,7 @@ class Pharmacy(Environment):
             raise ToolError(f"Prescription {rx.id} has no refills remaining; "
                             f"contact {rx.prescriber} for a renewal.")
         eligible = self._refill_eligible_on(rx)
-        if eligible is not None and eligible > self._today():
+        if eligible is not None and eligible > current_day(self.state):
             raise ToolError(f"Prescription {rx.id} is too early to refill; "
                             f"eligible on {eligible.isoformat()}.")
         conflicts = self._conflicts(patient, drug, exclude_rx=rx.id)
@@ -596,7 +595,7 @@ class Pharmacy(Environment):
         self.state.next_fill_id += 1
         fill = Fill(id=fill_id, prescription_id=rx.id, quantity=qty,
                     copay=_copay(self.state, patient, drug, qty),
-                    filled_on=self._today().isoformat(), was_refill=bool(fills))
+                    filled_on=current_day(self.state).isoformat(), was_refill=bool(fills))
         self.state.fills[fill_id] = fill
         return FillReceipt(**fill.model_dump(), drug=drug.name,
                            refills_remaining=rx.refills_remaining, warnings=conflicts)
@@ -638,7 +637,7 @@ class Pharmacy(Environment):
                             f"{CONTROLLED_MAX_REFILLS} refills may be authorized.")
         rx_id = f"RX-{self.state.next_prescription_id}"
         self.state.next_prescription_id += 1
-        today = self._today()
+        today = current_day(self.state)
         rx = Prescription(
             id=rx_id, patient_id=patient.id, drug_id=drug.id, prescriber=prescriber,
             directions=directions, quantity=quantity, days_supply=days_supply,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Timestamp, current_moment, stamp
 
 VehicleClass = Literal["economy", "comfort", "xl", "green"]
 RideStatus = Literal["accepted", "in_progress", "completed", "cancelled"]
@@ -273,10 +273,6 @@ BRANDS: list[CardBrand] = ["visa", "mastercard", "amex"]
 PERSONA = "Priya Raman"
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds")
-
-
 def _card_label(brand: str, last4: str) -> str:
     return f"{brand.capitalize() if brand != 'amex' else 'Amex'} ending {last4}"
 
@@ -375,11 +371,11 @@ def _build_state(seed: int) -> RideHailingState:
         ride = Ride(
             id=f"RIDE-{state.next_ride_id:04d}", rider_id=rider.id, driver_id=driver.id,
             pickup_place_id=pickup.id, dropoff_place_id=dropoff.id, vehicle_class=vclass,
-            status=status, requested_at=_iso(requested), distance_km=estimate["distance_km"],
+            status=status, requested_at=stamp(requested), distance_km=estimate["distance_km"],
             fare_estimate=estimate["fare"], payment_method_id=rider.default_payment_method_id)
         state.next_ride_id += 1
         if status == "completed":
-            ride.completed_at = _iso(requested + timedelta(minutes=estimate["duration_min"] + 6))
+            ride.completed_at = stamp(requested + timedelta(minutes=estimate["duration_min"] + 6))
             ride.final_fare = round(estimate["fare"] * rng.choice([0.95, 1.0, 1.0, 1.08]), 2)
             if rng.random() < 0.5:
                 ride.stars = rng.choice([3, 4, 5, 5, 5])
@@ -397,7 +393,7 @@ def _build_state(seed: int) -> RideHailingState:
         ride = Ride(
             id=f"RIDE-{state.next_ride_id:04d}", rider_id=rider.id, driver_id=driver.id,
             pickup_place_id=pickup.id, dropoff_place_id=dropoff.id, vehicle_class=vclass,
-            status=status, requested_at=_iso(now - timedelta(minutes=minutes_ago)),
+            status=status, requested_at=stamp(now - timedelta(minutes=minutes_ago)),
             distance_km=estimate["distance_km"], fare_estimate=estimate["fare"],
             payment_method_id=rider.default_payment_method_id)
         state.next_ride_id += 1
@@ -420,9 +416,6 @@ class RideHailing(Environment):
         return _build_state(seed=0)
 
     # -- lookups --------------------------------------------------------------------
-
-    def _now(self) -> datetime:
-        return datetime.fromisoformat(self.state.now)
 
     def _place(self, place_id: str) -> Place:
         if place_id not in self.state.places:
@@ -635,7 +628,7 @@ class RideHailing(Environment):
         ride = self._active_ride(ride_id)
         if ride.status == "in_progress":
             raise ToolError(f"ride {ride_id} is already in progress and cannot be cancelled")
-        waited = self._now() - datetime.fromisoformat(ride.requested_at)
+        waited = current_moment(self.state) - datetime.fromisoformat(ride.requested_at)
         ride.cancellation_fee = 0.0 if waited <= timedelta(minutes=FREE_CANCEL_MINUTES) \
             else CANCELLATION_FEE
         ride.status = "cancelled"
@@ -718,7 +711,7 @@ class RideHailing(Environment):
         if ride.status != "completed" or ride.completed_at is None:
             raise ToolError(f"ride {ride_id} is {ride.status}; lost items can only be reported "
                             "for completed rides")
-        if self._now() - datetime.fromisoformat(ride.completed_at) > timedelta(
+        if current_moment(self.state) - datetime.fromisoformat(ride.completed_at) > timedelta(
                 hours=LOST_ITEM_WINDOW_HOURS):
             raise ToolError(f"ride {ride_id} ended more than {LOST_ITEM_WINDOW_HOURS} hours ago; "
                             "contact support instead")

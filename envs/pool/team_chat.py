@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from envs.base import Environment, ToolError, tool
-from envs.timestamps import Timestamp
+from envs.timestamps import Timestamp, stamp
 
 Role = Literal["owner", "admin", "member", "guest"]
 
@@ -275,10 +275,6 @@ REPLIES = ["Thanks for the heads-up!", "On it.", "+1, agreed.", "Can we sync on 
 EMOJI = ["thumbsup", "eyes", "tada", "white_check_mark", "heart", "raised_hands"]
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds")
-
-
 def _build_state(seed: int) -> TeamChatState:
     """Deterministic: 24 users, a company and a club workspace, 27 channels, ~100 messages."""
     rng = random.Random(seed)
@@ -350,7 +346,7 @@ def _build_state(seed: int) -> TeamChatState:
 def _add_message(state: TeamChatState, channel_id: str, author_id: str, text: str,
                  ts: datetime, thread_id: str | None = None) -> Message:
     msg = Message(id=f"M{state.next_message_id:04d}", channel_id=channel_id, author_id=author_id,
-                  text=text, ts=_iso(ts), thread_id=thread_id)
+                  text=text, ts=stamp(ts), thread_id=thread_id)
     state.next_message_id += 1
     state.messages[msg.id] = msg
     return msg
