@@ -59,7 +59,9 @@ MCP_ATLAS = PinnedRelease(
 #: the EnvFactory paper's release (LARK-AI-Lab/EnvFactory at eff3b22): its environments
 #: (`envs/tools/*.py` single-file servers, `envs/intermediate/*_checkpoint.json` starting
 #: scenarios and verdicts, `envs/metadata/*.json`) are whole folders, so they need a local
-#: release root; the prompt modules and dataset writer are single files read as data
+#: release root; the prompt modules and dataset writer are single files read as data.
+#: Its provenance keys avoid the `envfactory_` prefix, which logs reserve for a scored
+#: checkpoint's provenance (`leaderboard.read.PROVENANCE_PREFIX`).
 ENVFACTORY = PinnedRelease(
     name="envfactory", title="EnvFactory", repository="LARK-AI-Lab/EnvFactory", ref="eff3b22",
     files=("src/gen/query_gen/prompts.py", "src/gen/query_gen/preset_config.py",
@@ -71,7 +73,7 @@ ENVFACTORY = PinnedRelease(
     source_override="ENVFACTORY_RELEASE_DIR",
     source_hint="a checkout of LARK-AI-Lab/EnvFactory at eff3b22",
     required="envs", cache=("envfactory_release", "eff3b22"),
-    record=(("envfactory_release_commit", "ref"), ("envfactory_release_dir", "data")))
+    record=(("upstream_envfactory_commit", "ref"), ("upstream_envfactory_dir", "data")))
 
 #: bfcl-eval's working folder (it creates result/, score/ there on import)
 BFCL_PROJECT_ROOT = CacheFolder("bfcl-project-root", ("bfcl",), "BFCL_PROJECT_ROOT")

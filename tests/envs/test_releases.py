@@ -246,8 +246,8 @@ def test_the_envfactory_release_read_from_a_local_root(monkeypatch: pytest.Monke
     first = sorted(p.name for p in (ENVFACTORY_RELEASE / "envs" / "metadata").iterdir())[0]
     assert "class_name" in ENVFACTORY.path(f"envs/metadata/{first}").read_text()
     assert "def " in ENVFACTORY.source_text("src/utils/data_process.py")
-    assert ENVFACTORY.provenance() == {"envfactory_release_commit": "eff3b22",
-                                       "envfactory_release_dir": str(ENVFACTORY_RELEASE)}
+    assert ENVFACTORY.provenance() == {"upstream_envfactory_commit": "eff3b22",
+                                       "upstream_envfactory_dir": str(ENVFACTORY_RELEASE)}
 
 
 def test_an_override_that_is_not_a_release_is_reported_not_raised(
