@@ -26,18 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envs.release_registry import (
-    MCP_ATLAS,
-    MCP_ATLAS_DATA_FILES,
-    MCP_ATLAS_ENVIRONMENT,
-    MCP_ATLAS_TEMPLATE,
-)
+from envs.release_registry import MCP_ATLAS, MCP_ATLAS_DATA_FILES, MCP_ATLAS_TEMPLATE
 from envs.releases import PinnedRelease
 
-__all__ = ["COMMIT", "DATA_FILES", "Release", "release"]
+__all__ = ["DATA_FILES", "Release", "release"]
 
-COMMIT = MCP_ATLAS.ref
-ENVIRONMENT = MCP_ATLAS_ENVIRONMENT
 DATA_FILES = MCP_ATLAS_DATA_FILES
 TEMPLATE = MCP_ATLAS_TEMPLATE
 
