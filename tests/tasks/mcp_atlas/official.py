@@ -10,9 +10,10 @@ f-string, the schema, the response cut-off, TOOL_NAME_MAPPINGS, CACHEABLE_SERVER
 `write_release_source` writes, from the recorded values, a stand-in source folder holding
 just those assignments, laid out like the repository, for `MCP_ATLAS_SOURCE_DIR`.
 
-`JudgeServer` is a local chat-completions endpoint answering each claim's requests from a
-script (the claim is found in the prompt), for upstream's aiohttp client (when recording)
-and Inspect's openai-api provider alike; it records every request body.
+`JudgeServer` is a local chat-completions endpoint (testkit's recording server) answering
+each claim's requests from a script (the claim is found in the prompt), for upstream's
+aiohttp client (when recording) and Inspect's openai-api provider alike; it records every
+request body.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import ast
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from testkit.recording_server import Api, RecordingServer, Reply
 from testkit.scripted import Answer, Request, ScriptedModel
 from tests.shared_data import MCP_ATLAS_OFFICIAL
 
@@ -115,7 +116,7 @@ def write_release_source(root: Path) -> Path:
 
 class JudgeServer:
     """`/v1/chat/completions` answering from `script`: claim -> replies, one per request
-    (a reply is the message content; the last one repeats)."""
+    (a reply is the message content; the last one repeats); `requests` holds the bodies."""
 
     def __init__(self, script: dict[str, list[str]]) -> None:
         self.script = script
@@ -136,39 +137,16 @@ class JudgeServer:
     def calls(self, claim: str) -> int:
         return self._sent.get(claim, 0)
 
+    def __call__(self, api: Api, body: Mapping[str, Any]) -> Reply:
+        """The recording server's responder."""
+        return Reply(content=self.reply_for(dict(body)))
+
     @contextmanager
     def running(self) -> Iterator[str]:
-        """Serve on a free local port; yields the base URL (without `/v1`)."""
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                content = server.reply_for(body)
-                data = json.dumps({
-                    "id": "c", "object": "chat.completion", "created": 0,
-                    "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                              "total_tokens": 2}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=http.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{http.server_port}"
-        finally:
-            http.shutdown()
-            http.server_close()
+        """Serve on a free local port (testkit's recording server); yields the base URL
+        (without `/v1`)."""
+        with RecordingServer(self) as server:
+            yield server.url.removesuffix("/v1")
 
 
 class ScriptedJudge(ScriptedModel):
