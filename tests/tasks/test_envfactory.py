@@ -14,8 +14,8 @@ from inspect_ai.log import EvalLog
 from harness.gold import GoldCall, GoldMessage, Position
 from harness.trajectory import read_jsonl
 from synthesis.task_specs import build_all, check
-from tasks.envfactory.envfactory import envfactory
 from tasks._envfactory.dataset import DATA_DIR
+from tasks.envfactory.envfactory import envfactory
 from testkit.oracle import Edit, edited_oracle, gold_answer
 from testkit.scripted import Answer, call
 
