@@ -6,10 +6,15 @@ document corpus (`search_docs`, BM25 over SQLite FTS5), reads the sections it ne
 and the machine has network), and proposes environments by writing one sketch per API
 (`write_sketch`). A sketch is checked before it is saved (`sketch_check` rules, then the
 description loader EnvGen builds from); a bad one is refused with every problem listed
-as the tool's error, so the agent fixes it in its next call. The loop is plain Inspect
-tool calling: `Model.generate` with the tools, `execute_tools` for the calls, until the
-agent answers without a call; its last message is the summary of what it proposed.
-The run's counts go to `search_report.json` and the conversation to
+as the tool's error, so the agent fixes it in its next call.
+
+The conversation runs on the harness's one episode loop (`harness.episode.Episode`): the
+tools are the episode's backend (`SearchTools`, a `ToolBackend`), and each user turn is
+one episode over the same history: the goal first, then, while the agent answers
+without having saved a sketch, a nudge to write one. The model calls of all turns
+together are bounded by `max_turns` (each episode gets what is left as its tool-step
+limit). The agent's last message is the summary of what it proposed. The run's counts
+go to `search_report.json` and the conversation (the history the model saw) to
 `search_transcript.json` beside the sketches.
 """
 
@@ -17,29 +22,45 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Model,
-    execute_tools,
-)
-from inspect_ai.tool import Tool, ToolDef, ToolError
+import jsonschema
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
+from inspect_ai.tool import ContentText, Tool, ToolDef, ToolError, ToolInfo
+from inspect_ai.util import Store, token_limit
 from pydantic import BaseModel, Field
 
+from envs import errors
+from envs.base import ToolResult
+from envs.errors import ErrorKind
+from harness.episode import (
+    Episode,
+    EpisodeProgress,
+    Rules,
+    ScriptedUser,
+    Side,
+    Termination,
+    UserTurn,
+)
+from harness.tool_backends import Observation, ToolBackend
+from harness.trajectory import Role
 from synthesis.envgen.corpus import Corpus, CorpusError
 from synthesis.envgen.description import DescriptionError, from_sketch, snake_case
 from synthesis.envgen.sketch_check import SketchError, check_sketch
 
-__all__ = ["ROLE", "SearchAgentError", "SearchConfig", "SearchResult", "network_available",
-           "run_search_agent"]
+__all__ = ["ROLE", "SearchAgentError", "SearchConfig", "SearchResult", "SearchTools",
+           "network_available", "run_search_agent"]
 
 ROLE = "searcher"
+WEB_SEARCH = "web_search"
 REPORT = "search_report.json"
 #: the whole conversation (Inspect chat messages as JSON), for reading what the agent did
 TRANSCRIPT = "search_transcript.json"
+#: the user's next turn when the agent answers without having saved a sketch
+NUDGE = ("You have not saved a sketch yet. Call write_sketch with the sketch of the best API "
+         "you found, then finish.")
 
 SYSTEM = """You design stateful tool environments for training tool-use agents. You have a
 local corpus of API documentation. Find APIs that fit the user's goal, read their docs, and
@@ -132,15 +153,55 @@ def network_available(host: str = "1.1.1.1", port: int = 443, timeout: float = 3
     return True
 
 
-class _Session:
-    """The tools of one run, bound to its corpus and output folder, with counters."""
+class SearchTools(ToolBackend):
+    """The episode's tool backend: the tools of one run, bound to its corpus and output
+    folder, with the run's counters (`result`), plus the caller's `web_search` if given.
+
+    The model is offered each tool as Inspect describes it from its signature and
+    docstring (`ToolDef`). A call is checked against that schema before it runs; an
+    unoffered name, arguments that break the schema, or a tool's refusal (`ToolError`)
+    come back as a failed result of that kind, in `envs`' wording (`Error: ...`, as
+    environments' failures read), for the agent to fix in its next call."""
 
     def __init__(self, corpus: Corpus, out_dir: Path, config: SearchConfig,
-                 result: SearchResult) -> None:
+                 result: SearchResult, web_search: Tool | None = None) -> None:
         self.corpus, self.out_dir, self.config, self.result = corpus, out_dir, config, result
+        defs = [ToolDef(self.search_docs), ToolDef(self.read_doc), ToolDef(self.write_sketch)]
+        if web_search is not None:
+            defs.append(ToolDef(web_search))
+        self._defs = {d.name: d for d in defs}
+        self._infos = [ToolInfo(name=d.name, description=d.description, parameters=d.parameters,
+                                options=d.options) for d in defs]
 
-    def tools(self) -> list[ToolDef]:
-        return [ToolDef(self.search_docs), ToolDef(self.read_doc), ToolDef(self.write_sketch)]
+    def tools(self, role: Role = "assistant") -> list[ToolInfo]:
+        return self._infos if role == "assistant" else []
+
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   role: Role = "assistant") -> Observation:
+        tool = self._defs.get(name) if role == "assistant" else None
+        if tool is None:
+            return _failure(ErrorKind.UNKNOWN_TOOL, errors.unknown_tool(name, self._defs))
+        if name == WEB_SEARCH:
+            self.result.web_searches += 1
+        schema = tool.parameters.model_dump(exclude_none=True)
+        problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(
+            dict(arguments))]
+        if problems:
+            return _failure(ErrorKind.INVALID_ARGUMENTS,
+                            errors.invalid_arguments(name, sorted(problems)))
+        try:
+            value = await tool.tool(**arguments)
+        except ToolError as e:
+            return _failure(ErrorKind.REFUSED, e.message)
+        items = value if isinstance(value, list) else [value]
+        return Observation(text="".join(
+            item.text if isinstance(item, ContentText) else
+            str(item) if isinstance(item, str | int | float) else f"({item.type} omitted)"
+            for item in items), ok=True)
+
+    async def snapshot(self) -> None:
+        """No world to record: the sketches are files, listed in the report."""
+        return None
 
     async def search_docs(self, query: str, k: int = 0) -> str:
         """Rank documentation sections for a free-text query (BM25 over the local corpus).
@@ -213,6 +274,11 @@ class _Session:
         return f"Saved {path.name}: {description.name} with tools {tools}."
 
 
+def _failure(kind: ErrorKind, error: str) -> Observation:
+    result = ToolResult.failure(kind, error)
+    return Observation(text=result.text(), ok=False, error_kind=kind)
+
+
 async def run_search_agent(goal: str, corpus: Corpus, out_dir: Path, model: Model, *,
                            config: SearchConfig | None = None,
                            web_search: Tool | None = None) -> SearchResult:
@@ -227,48 +293,53 @@ async def run_search_agent(goal: str, corpus: Corpus, out_dir: Path, model: Mode
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result = SearchResult(goal=goal, sketches=[], summary="")
-    session = _Session(corpus, out_dir, config, result)
-    tools: list[Tool | ToolDef] = [*session.tools()]
+    backend = SearchTools(corpus, out_dir, config, result, web_search)
     web = ""
     if web_search is not None:
-        tools.append(web_search)
         web = ("\nweb_search(query) searches the web: use it for APIs the corpus lacks, "
                "preferring official documentation.")
-    messages: list[ChatMessage] = [
+    agent = Side(role="assistant", model=model, tools=backend.tools(), history=[
         ChatMessageSystem(content=SYSTEM.replace("{web}", web)
-                          .replace("{max_sketches}", str(config.max_sketches))),
-        ChatMessageUser(content=f"Goal: {goal}"),
-    ]
+                          .replace("{max_sketches}", str(config.max_sketches)))])
+    say: ChatMessage = ChatMessageUser(content=f"Goal: {goal}")
     nudges = 0
-    while result.turns < config.max_turns:
-        output = await model.generate(messages, tools=tools)
-        result.turns += 1
-        result.tokens += output.usage.total_tokens if output.usage else 0
-        messages.append(output.message)
-        if output.message.tool_calls:
-            executed = await execute_tools(messages, tools)
-            for message in executed.messages:
-                if getattr(message, "function", None) == "web_search":
-                    result.web_searches += 1
-            messages += executed.messages
-            continue
-        if result.sketches:
-            result.summary = output.message.text
-            break
-        if nudges >= config.nudges:
-            raise SearchAgentError(f"{ROLE}: stopped without writing a sketch "
-                                   f"(told {nudges} times to write one)")
-        nudges += 1
-        messages.append(ChatMessageUser(content="You have not saved a sketch yet. Call "
-                                        "write_sketch with the sketch of the best API you "
-                                        "found, then finish."))
-    else:
-        if not result.sketches:
-            raise SearchAgentError(f"{ROLE}: no sketch after {config.max_turns} model calls")
-        result.summary = f"(stopped after {config.max_turns} model calls)"
+    with token_limit(None) as usage:  # counts every model call made inside it
+        while True:
+            progress = await _user_turn(agent, backend, say, config.max_turns - result.turns)
+            result.turns += sum(m.role == "assistant" for m in progress.messages)
+            result.tokens = int(usage.usage)
+            if progress.termination == Termination.TURN_STEP_LIMIT:  # out of model calls
+                if not result.sketches:
+                    raise SearchAgentError(
+                        f"{ROLE}: no sketch after {config.max_turns} model calls")
+                result.summary = f"(stopped after {config.max_turns} model calls)"
+                break
+            if result.sketches:  # it answered without a call, with work saved
+                result.summary = agent.history[-1].text
+                break
+            if nudges >= config.nudges:
+                raise SearchAgentError(f"{ROLE}: stopped without writing a sketch "
+                                       f"(told {nudges} times to write one)")
+            nudges += 1
+            say = ChatMessageUser(content=NUDGE)
+            if result.turns >= config.max_turns:
+                raise SearchAgentError(
+                    f"{ROLE}: no sketch after {config.max_turns} model calls")
     (out_dir / REPORT).write_text(json.dumps(result.model_dump(), indent=2, ensure_ascii=False),
                                   encoding="utf-8")
-    transcript = [m.model_dump(mode="json", exclude_none=True) for m in messages]
+    transcript = [m.model_dump(mode="json", exclude_none=True) for m in agent.history]
     (out_dir / TRANSCRIPT).write_text(json.dumps(transcript, indent=1, ensure_ascii=False),
                                       encoding="utf-8")
     return result
+
+
+async def _user_turn(agent: Side, backend: SearchTools, message: ChatMessage,
+                     model_calls: int) -> EpisodeProgress:
+    """One episode: `message` from the user, then the agent's calls until it answers in
+    text (`TURNS_DONE`) or has made `model_calls` calls that all called tools
+    (`TURN_STEP_LIMIT`: each executed tool step follows one model call). Its progress is
+    its own (a fresh `Store`), never the store of a sample the caller may be running in."""
+    rules = Rules(turn_step_limit=model_calls, end_episode_at_turn_step_limit=True)
+    return await Episode(agent, backend, rules,
+                         user=ScriptedUser([UserTurn(messages=[message])]),
+                         progress=EpisodeProgress(store=Store())).run()

@@ -188,20 +188,20 @@ async def test_agent_searches_reads_fixes_a_refused_sketch_and_saves_one(tmp_pat
         result = await run_search_agent("a calendar API with events and invitations", corpus,
                                         out, responder_model(respond))
     search_reply = last_tool(seen[1])
-    assert search_reply.error is None
+    assert not search_reply.text.startswith("Error:")
     assert search_reply.text.startswith(
         "1. path='calendar/README.md' section='Calendar API > Invitations > List invitations'")
     read_reply = last_tool(seen[2])
-    assert read_reply.error is None
+    assert not read_reply.text.startswith("Error:")
     # "Invitations" is a heading with no text of its own: its three subsections come back
     assert re.findall(r"^## (.*)$", read_reply.text, re.M) == [
         "Calendar API > Invitations > Send an invitation",
         "Calendar API > Invitations > Respond to an invitation",
         "Calendar API > Invitations > List invitations"]
-    refused = last_tool(seen[3])
-    assert refused.error is not None
-    assert "parameter 'title' needs a type hint" in refused.error.message
-    assert "the body must be only the docstring and `...`" in refused.error.message
+    refused = last_tool(seen[3])  # a failed call reads as environments' failures do
+    assert refused.text.startswith("Error: sketch refused: ")
+    assert "parameter 'title' needs a type hint" in refused.text
+    assert "the body must be only the docstring and `...`" in refused.text
     saved = last_tool(seen[4])
     assert saved.text == ("Saved calendar_sketch.py: Calendar with tools create_event (write), "
                           "send_invitation (write), respond_to_invitation (write), "
@@ -232,8 +232,8 @@ async def test_tool_errors_reach_the_model_and_a_silent_agent_is_nudged(tmp_path
         corpus.refresh()
         result = await run_search_agent("payments", corpus, tmp_path / "out",
                                         responder_model(respond))
-    error = last_tool(seen[1]).error
-    assert error is not None and "did you mean payments.md" in error.message
+    error = last_tool(seen[1]).text
+    assert error.startswith("Error: ") and "did you mean payments.md" in error
     assert seen[2][-1].text.startswith("You have not saved a sketch yet.")
     assert [Path(p).name for p in result.sketches] == ["pay_sketch.py"]
 
@@ -259,6 +259,29 @@ async def test_max_sketches_is_enforced(tmp_path: Path) -> None:
     with Corpus(CORPUS, tmp_path / "index.sqlite") as corpus:
         result = await run_search_agent("x", corpus, tmp_path / "out", responder_model(respond),
                                         config=SearchConfig(max_sketches=1))
-    error = last_tool(seen[2]).error
-    assert error is not None and "already wrote 1 sketches" in error.message
+    error = last_tool(seen[2]).text
+    assert error.startswith("Error: ") and "already wrote 1 sketches" in error
+    assert [Path(p).name for p in result.sketches] == ["calendar_sketch.py"]
+
+
+async def test_unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    """The backend checks each call against the schema the model was offered."""
+    respond, seen = scripted([
+        call("list_docs"),
+        call("search_docs", k=3),
+        call("read_doc", path=7),
+        call("write_sketch", code=GOOD),
+        lambda _: reply("Done."),
+    ])
+    with Corpus(CORPUS, tmp_path / "index.sqlite") as corpus:
+        corpus.refresh()
+        result = await run_search_agent("x", corpus, tmp_path / "out", responder_model(respond))
+    assert last_tool(seen[1]).text == ("Error: Unknown tool 'list_docs'. Available tools: "
+                                       "read_doc, search_docs, write_sketch.")
+    assert last_tool(seen[2]).text == ("Error: Invalid arguments for tool 'search_docs': "
+                                       "'query' is a required property.")
+    assert last_tool(seen[3]).text.startswith("Error: Invalid arguments for tool 'read_doc': "
+                                              "7 is not of type 'string'")
+    assert (result.searches, result.reads, result.turns) == (0, 0, 5)
     assert [Path(p).name for p in result.sketches] == ["calendar_sketch.py"]
