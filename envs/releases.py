@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from envs.downloads import fetch
 
 __all__ = ["CACHE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease", "ReleaseStatus",
-           "cache_dir", "hub_snapshot"]
+           "UnpinnedRevision", "cache_dir", "hub_snapshot"]
 
 #: where everything cached lives (default `~/.cache/envfactory`)
 CACHE_VAR = "ENVFACTORY_CACHE"
@@ -261,6 +261,11 @@ class CacheFolder:
 # --- the Hub --------------------------------------------------------------------------
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+class UnpinnedRevision(ValueError):
+    """A Hub read asked for a branch, a tag or nothing instead of a commit."""
+
 #: Hub client errors worth a second try (the client itself raises these for 5xx/429 and
 #: dropped connections); anything else (a missing repo, a gated one, offline and not
 #: cached) is permanent
@@ -268,13 +273,16 @@ _HUB_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
 def _hub_transient(error: Exception) -> bool:
+    import httpx
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    if isinstance(error, OfflineModeIsEnabled):  # a ConnectionError no retry will cure
+        return False
     response = getattr(error, "response", None)
     status = getattr(response, "status_code", None)
     if status is not None:
         return status in _HUB_TRANSIENT_STATUS
-    name = type(error).__name__
-    return (isinstance(error, (ConnectionError, TimeoutError))
-            or name in {"ConnectError", "ReadTimeout", "ConnectTimeout", "RemoteProtocolError"})
+    return isinstance(error, (ConnectionError, TimeoutError, httpx.TransportError))
 
 
 def hub_snapshot(repo_id: str, revision: str | None, *, option: str,
@@ -288,7 +296,7 @@ def hub_snapshot(repo_id: str, revision: str | None, *, option: str,
     last, and the log could not say which data produced a number. `option` names the
     setting that picks another commit, for the error. Transient failures are retried."""
     if revision is None or not _COMMIT.fullmatch(revision):
-        raise ValueError(f"the Hub {repo_type} {repo_id} must be read at a pinned commit "
+        raise UnpinnedRevision(f"the Hub {repo_type} {repo_id} must be read at a pinned commit "
                          f"(40 hex digits), not {revision!r}; set {option} to one")
     from huggingface_hub import constants, snapshot_download
 

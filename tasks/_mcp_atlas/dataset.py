@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from envs.releases import hub_snapshot
+from envs.releases import UnpinnedRevision, hub_snapshot
 from tasks._mcp_atlas.release import DATA_FILES, Release, release
 
 __all__ = ["HUB_DATASET", "HUB_REVISION", "AtlasTask", "TaskSource", "load_tasks", "server_of",
@@ -156,8 +156,8 @@ def _digest(files: Sequence[Path]) -> str:
 def _hub_snapshot(revision: str) -> Path:
     try:
         folder, _commit = hub_snapshot(HUB_DATASET, revision, option="-T revision=")
-    except ValueError:
-        raise
+    except UnpinnedRevision:
+        raise  # a usage error, not a missing dataset: the message names the option
     except Exception as e:  # noqa: BLE001 - offline, gated, missing: one clear message
         raise FileNotFoundError(
             f"cannot fetch the Hub dataset {HUB_DATASET}@{revision} ({e}); set "
