@@ -19,7 +19,7 @@ def demo(
     max_tokens: Annotated[int, typer.Option(help="Most tokens per reply when scoring.",
                                             min=1)] = 64,
     cache: Annotated[Path | None, typer.Option(
-        help="Where the tuned model and the logs go (default ~/.cache/envfactory/demo).")
+        help="Where the tuned model and the logs go (default $ENVFACTORY_CACHE/demo).")
     ] = None,
 ) -> None:
     """The loop in miniature: LoRA SFT of SmolLM2, then base and tuned auto-scored."""

@@ -19,7 +19,7 @@ models_app = typer.Typer(help="Local models for offline runs.", no_args_is_help=
 def models_prepare(
     name: Annotated[str, typer.Argument(help="Local model to prepare (smollm2, tiny-qwen3).")],
     out_dir: Annotated[Path | None, out_dir_option(
-        "Target folder (default: $ENVFACTORY_MODELS_DIR or ~/.cache/envfactory/models, "
+        "Target folder (default: $ENVFACTORY_MODELS_DIR, else $ENVFACTORY_CACHE/models, "
         "plus the model's name).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
 ) -> None:
