@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from synthesis.querygen.run import (
     run_queries,
 )
 from synthesis.task_specs import check
+from testkit.waiting import wait_until
 from tests.synthesis.graph_builders import Graph
 from tests.synthesis.querygen_scripted import PLUMBER, model, output, solver
 
@@ -164,11 +164,8 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path: Path) -> Non
     cmd = [sys.executable, "-c", SCRIPT, str(graph), str(killed)]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen(cmd, cwd=root, env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if len(_lines(killed / TRAJECTORIES)) + len(_lines(killed / REJECTIONS)) >= 2:
-            break
-        time.sleep(0.02)
+    wait_until(lambda: proc.poll() is not None or len(_lines(killed / TRAJECTORIES))
+               + len(_lines(killed / REJECTIONS)) >= 2, timeout=60, what="two results written")
     assert proc.poll() is None, "the run ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()

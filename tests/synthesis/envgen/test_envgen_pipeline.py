@@ -10,13 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from synthesis.envgen.pipeline import BuildConfig, EnvReport, build, load_checkpoint
+from testkit.waiting import wait_until
 from tests.synthesis.envgen import scripted
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -170,15 +170,14 @@ def test_resume_after_kill_continues_from_the_last_stage(tmp_path: Path) -> None
     proc = subprocess.Popen(_cli(tmp_path, marker, 1.0, first, second), cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = tmp_path / "out" / "tally_rev2" / "state.json"
-    deadline = time.monotonic() + 120
-    stage = None
-    while time.monotonic() < deadline and proc.poll() is None:
+
+    def revision_written() -> bool:
         cp = load_checkpoint(state.parent) if state.exists() else None
-        if cp is not None and cp.stage == "revision_written":
-            stage = cp.stage
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None and stage == "revision_written", "no mid-build moment to kill"
+        return cp is not None and cp.stage == "revision_written"
+
+    wait_until(lambda: proc.poll() is not None or revision_written(), timeout=120,
+               interval=0.05, what="TallyRev2's first revision on disk")
+    assert proc.poll() is None and revision_written(), "no mid-build moment to kill"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before = _calls(marker)
