@@ -8,6 +8,7 @@ official harness, a progress store scorers cannot read).
 
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import textwrap
@@ -237,3 +238,40 @@ async def test_model_api_generate_is_what_model_generate_calls() -> None:
     compat.wrap_model_api_generate(model, wrap)  # idempotent per model object
     assert (await model.generate("hi")).completion == "hello"
     assert len(seen) == 1
+
+
+# -- the fence itself -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("envs", "harness", "tasks", "synthesis", "training", "leaderboard", "envfactory",
+           "testkit", "benchmarks")
+#: runs in the τ² peer harness's own interpreter, which cannot import this project
+PEER_SIDE = {"benchmarks/tau2_peer_driver.py"}
+
+
+def _private_inspect_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module is not None \
+                and node.module.split(".")[0] == "inspect_ai":
+            names = [a.name for a in node.names]
+            if any(part.startswith("_") for part in node.module.split(".")) \
+                    or any(n.startswith("_") for n in names):
+                found.append(f"{node.lineno}: from {node.module} import {', '.join(names)}")
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names
+                      if a.name.startswith("inspect_ai")
+                      and any(p.startswith("_") for p in a.name.split("."))]
+    return found
+
+
+def test_no_private_inspect_import_outside_the_compat_module() -> None:
+    offenders = {}
+    for folder in PRODUCT:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel == "harness/inspect_compat.py" or rel in PEER_SIDE:
+                continue
+            if found := _private_inspect_imports(path):
+                offenders[rel] = found
+    assert offenders == {}, "use harness.inspect_compat (or a public API) instead"
