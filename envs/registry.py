@@ -65,8 +65,7 @@ def _tau2_entries() -> list[EnvEntry]:
     phone it is synced with in an episode: that coupling lives in `Tau2World`)."""
     from envs.tau2.airline import Airline
     from envs.tau2.retail import Retail
-    from envs.tau2.telecom import TelecomAgent
-    from envs.tau2.telecom_user import TelecomUser
+    from envs.tau2.telecom import TelecomAgent, TelecomUser
 
     return [
         EnvEntry(name=cls.name, source="tau2 (release data)",
