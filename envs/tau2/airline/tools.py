@@ -288,6 +288,25 @@ class Airline(Tau2Environment):
             insurance=insurance,
         )
         seats = len(passengers)
+        instances, total_price = self._add_flights(reservation, flights, cabin, seats)
+        if insurance == "yes":
+            total_price += INSURANCE_PER_PASSENGER * seats
+        total_price += FEE_PER_NONFREE_BAG * nonfree_baggages
+        self._check_booking_payments(user, payment_methods, total_price)
+        self._debit(user, payment_methods)
+        for instance in instances:
+            instance.available_seats[cabin] -= seats
+        self.state.reservations[reservation_id] = reservation
+        user.reservations.append(reservation_id)
+        return reservation
+
+    # book_reservation's steps, in upstream's order (one function there)
+
+    def _add_flights(self, reservation: Reservation, flights: list[FlightInfo],
+                     cabin: CabinClass, seats: int
+                     ) -> tuple[list[FlightDateStatusAvailable], int]:
+        """Each segment checked bookable and added to `reservation` at its cabin price;
+        the flight-dates (seats taken only once everything is paid) and the fare total."""
         instances = []
         total_price = 0
         for info in flights:
@@ -299,10 +318,13 @@ class Airline(Tau2Environment):
                 flight_number=info.flight_number, date=info.date, price=price))
             instances.append(instance)
             total_price += price * seats
-        if insurance == "yes":
-            total_price += INSURANCE_PER_PASSENGER * seats
-        total_price += FEE_PER_NONFREE_BAG * nonfree_baggages
+        return instances, total_price
 
+    @staticmethod
+    def _check_booking_payments(user: User, payment_methods: list[Payment],
+                                total_price: int) -> None:
+        """Every method the user's, gift cards and certificates covering their line, and
+        the lines adding up to the total exactly."""
         for payment in payment_methods:
             method = user.payment_methods.get(payment.payment_id)
             if method is None:
@@ -314,6 +336,9 @@ class Airline(Tau2Environment):
             raise ToolError(f"Payment amount does not add up, total price is {total_price}, "
                             f"but paid {paid}")
 
+    @staticmethod
+    def _debit(user: User, payment_methods: list[Payment]) -> None:
+        """Gift cards debited, certificates spent whole (credit cards are only recorded)."""
         for payment in payment_methods:
             method = user.payment_methods.get(payment.payment_id)
             if method is None:
@@ -323,11 +348,6 @@ class Airline(Tau2Environment):
                 method.amount -= payment.amount
             elif isinstance(method, Certificate):
                 del user.payment_methods[payment.payment_id]  # spent whole
-        for instance in instances:
-            instance.available_seats[cabin] -= seats
-        self.state.reservations[reservation_id] = reservation
-        user.reservations.append(reservation_id)
-        return reservation
 
     @tool(write=True)
     def cancel_reservation(self, reservation_id: str) -> Reservation:
