@@ -17,6 +17,8 @@ from typing import Any, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
+from envs.schemas import inline_refs
+
 __all__ = ["TOOL_MARK", "BoundTool", "ToolSpec", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,57 +114,10 @@ def _output_schema(ret: Any, description: str | None) -> dict[str, Any] | None:
     """
     if ret is inspect.Signature.empty or ret is None or ret is type(None):
         return None
-    schema = TypeAdapter(ret).json_schema(mode="serialization")
-    defs = schema.pop("$defs", {})
-    schema = _inline(schema, defs, ())
-    if any(_has_ref(d) for d in defs.values()) or _has_ref(schema):
-        schema["$defs"] = {k: _inline(v, defs, (k,)) for k, v in defs.items()}
+    schema = inline_refs(TypeAdapter(ret).json_schema(mode="serialization"))
     if description:
         schema["description"] = description
-    return _strip_titles(schema)
-
-
-def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
-    """`node` with each `#/$defs/X` reference replaced by X's schema, except a reference
-    back into a definition being expanded (recursion), which stays a `$ref`."""
-    if isinstance(node, list):
-        return [_inline(item, defs, seen) for item in node]
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref.removeprefix("#/$defs/")
-        if name in defs and name not in seen:
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            return {**_inline(defs[name], defs, (*seen, name)), **_inline(rest, defs, seen)}
-    return {k: _inline(v, defs, seen) for k, v in node.items()}
-
-
-def _has_ref(node: Any) -> bool:
-    if isinstance(node, list):
-        return any(_has_ref(item) for item in node)
-    if isinstance(node, dict):
-        return "$ref" in node or any(_has_ref(v) for v in node.values())
-    return False
-
-
-def _strip_titles(node: Any) -> Any:
-    """Drop every schema `title` (not a property that happens to be called "title")."""
-    if isinstance(node, list):
-        return [_strip_titles(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
-            out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
-        elif key in ("default", "examples", "const", "enum"):
-            out[key] = value  # data, not schema
-        else:
-            out[key] = _strip_titles(value)
-    return out
+    return schema
 
 
 def _returns_doc(doc: str) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from envs.metadata import load_metadata
+from envs.schemas import inline_refs
 
 __all__ = ["ApiDescription", "DescriptionError", "ToolDescription", "from_metadata",
            "from_openapi", "from_sketch", "load_description", "snake_case"]
@@ -181,7 +182,7 @@ def _json_content(doc: dict[str, Any], holder: Any) -> dict[str, Any]:
     holder = _resolve(doc, holder or {})
     content = (holder.get("content") or {}) if isinstance(holder, dict) else {}
     media = content.get("application/json") or {}
-    return _inline(doc, media.get("schema") or {}, 0)
+    return inline_refs(media.get("schema") or {}, root=doc, titles=True)
 
 
 def _resolve(doc: dict[str, Any], node: Any) -> Any:
@@ -190,18 +191,6 @@ def _resolve(doc: dict[str, Any], node: Any) -> Any:
         for part in node["$ref"].removeprefix("#/").split("/"):
             target = target.get(part, {}) if isinstance(target, dict) else {}
         return target
-    return node
-
-
-def _inline(doc: dict[str, Any], node: Any, depth: int) -> Any:
-    """Local `$ref`s replaced by their targets (6 levels deep at most: recursion stops)."""
-    if depth > 6:
-        return {}
-    node = _resolve(doc, node)
-    if isinstance(node, dict):
-        return {k: _inline(doc, v, depth + 1) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_inline(doc, v, depth + 1) for v in node]
     return node
 
 
