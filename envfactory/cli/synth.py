@@ -19,7 +19,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from envfactory.cli import synth_contamination, synth_graph
+import envfactory.cli.synth_contamination as synth_contamination
+import envfactory.cli.synth_graph as synth_graph
 from envfactory.cli.options import (
     MaxTokensOpt,
     ModelArgsOpt,
