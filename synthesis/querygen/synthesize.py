@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
@@ -98,94 +99,143 @@ def _spec(env: str, tool: str) -> Any:
     return next(s for s in registry.get(env).specs() if s.name == tool)
 
 
+@dataclass
+class _Story:
+    """What the synthesis agent planned for the whole chain: who the user is, their
+    situation, and the world the first turn starts from."""
+
+    persona: str
+    scenario: str
+    initial: dict[str, dict[str, Any]]
+
+
+@dataclass
+class _Progress:
+    """What the accepted turns so far leave for the next turn and for the trajectory."""
+
+    state: dict[str, dict[str, Any]]
+    transcript: str = ""
+    history: list[ChatMessage] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    recorded: list[Message] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+
+
 async def _synthesize(chain: ToolChain, config: QueryGenConfig, traj_id: str,
                       models: dict[str, Model]) -> Kept:
-    envs = chain.environments
-    synth, retries = models["synth"], config.retries
+    story = await _plan(chain, config, models["synth"])
+    progress = _Progress(state=story.initial)
+    for t in range(len(chain.turns)):
+        await _turn(chain, config, models, story, progress, t)
+    _renumber_call_ids(progress.recorded)
+    trajectory = _trajectory(chain, config, models, story, progress, traj_id)
+    problems = check(trajectory)
+    if problems:
+        raise _Reject("check_failed", "; ".join(problems))
+    return Kept(trajectory=trajectory, accept_rate=sum(progress.rates) / len(progress.rates))
+
+
+async def _plan(chain: ToolChain, config: QueryGenConfig, synth: Model) -> _Story:
+    """Persona and scenario for the chain's tools, and the initial state (the
+    environments' own, or written by the model for the scenario)."""
+    envs, retries = chain.environments, config.retries
     persona, scenario = await agents.plan(
         synth, envs, [_spec(s.env, s.tool).description for s in chain.steps], retries)
     initial = World(envs).snapshot()
     if config.initial_state == "llm":
         initial = {e: await agents.write_state(synth, e, scenario, initial[e], retries)
                    for e in envs}
-    state, transcript = initial, ""
-    history: list[ChatMessage] = []
-    turns: list[Turn] = []
-    recorded: list[Message] = []
-    rates: list[float] = []
-    patterns: list[str] = []
-    for t in range(len(chain.turns)):
-        steps = chain.turn_steps(t)
-        tools = "\n".join(f"- {s.qualified}: {_spec(s.env, s.tool).description} "
-                          f"arguments {json.dumps(_spec(s.env, s.tool).parameters)}"
-                          for s in steps)
-        intent, query = await agents.write_query(synth, persona=persona, scenario=scenario,
-                                                 history=transcript, state=state, tools=tools,
-                                                 retries=retries)
-        if config.refine:
-            query, used = await agents.refine(synth, query, transcript, retries)
-            patterns += [p for p in used if p not in patterns]
-        user = None
-        if config.user_interaction:
-            user = UserPlay(models["user"], USER_SIMULATOR.format(
-                persona=persona, scenario=scenario, intent=intent, query=query,
-                hidden=json.dumps(state, ensure_ascii=False), stop=USER_STOP),
-                config.max_user_messages)
+    return _Story(persona=persona, scenario=scenario, initial=initial)
 
-        job = partial(rollout, envs, state, history, query, models["solver"], config.max_solve,
-                      user)
-        candidates: list[Candidate] = await run_isolated([job] * config.pass_k)
-        targets = [(s.env, s.tool) for s in steps]
-        passing = [c for c in candidates if passes(c, targets)]
-        if not passing:
-            raise _Reject("no_candidate_passed", "endings: " + ", ".join(
-                str(c.termination) for c in candidates), t)
-        group = [passing[i] for i in agreeing(passing)]
-        if not group:
-            raise _Reject("candidates_disagree",
-                          f"{len(passing)} passing candidates, no two with the same final state", t)
-        chosen = group[await agents.select(synth, query, [_describe(c) for c in group], retries)]
-        if config.user_interaction:
-            ok, why = await agents.judge(models["judge"], intent, _conversation(chosen.messages),
-                                         retries)
-            if not ok:
-                raise _Reject("judge_failed", why, t)
-        masked: list[list[str]] = [[] for _ in chosen.calls]
-        if config.filter_steps:
-            keep, masked = await agents.filter_steps(synth, query, chosen.calls, retries)
-            if not keep:
-                raise _Reject("filtered", "the step filter dropped the turn", t)
-        said = "\n".join(chosen.user_messages) if user is not None else query
-        turns.append(Turn(user=said, gold_calls=[
-            Call(env=c.env, name=c.name, arguments=c.arguments, masked_arguments=m)
-            for c, m in zip(chosen.calls, masked, strict=True)],
-            gold_state_after=chosen.final_state))
-        rates.append(len(group) / config.pass_k)
-        assert chosen.final_state is not None  # passes() requires it
-        state = chosen.final_state
-        history = history + _chat(chosen.messages)
-        # the chosen candidate's exchange (what SFT exports train on); the simulated user's
-        # stop message ends the turn and was never shown to the solver
-        recorded += [m.model_copy(update={"turn": t}, deep=True) for m in chosen.messages
-                     if not (m.role == "user" and USER_STOP in (m.content or ""))]
-        transcript += _conversation(chosen.messages) + "\n"
-    _renumber_call_ids(recorded)
-    trajectory = Trajectory(
-        id=traj_id, environments=envs, initial_state=initial, turns=turns, final_state=state,
-        messages=recorded,
+
+async def _turn(chain: ToolChain, config: QueryGenConfig, models: dict[str, Model],
+                story: _Story, progress: _Progress, t: int) -> None:
+    """Turn `t`: the query (refined when asked), k rollouts from the turn's start state,
+    one of the passing, agreeing candidates chosen (and judged, filtered) and recorded;
+    `_Reject` when the turn cannot be accepted."""
+    synth, retries = models["synth"], config.retries
+    steps = chain.turn_steps(t)
+    tools = "\n".join(f"- {s.qualified}: {_spec(s.env, s.tool).description} "
+                      f"arguments {json.dumps(_spec(s.env, s.tool).parameters)}"
+                      for s in steps)
+    intent, query = await agents.write_query(
+        synth, persona=story.persona, scenario=story.scenario, history=progress.transcript,
+        state=progress.state, tools=tools, retries=retries)
+    if config.refine:
+        query, used = await agents.refine(synth, query, progress.transcript, retries)
+        progress.patterns += [p for p in used if p not in progress.patterns]
+    user = None
+    if config.user_interaction:
+        user = UserPlay(models["user"], USER_SIMULATOR.format(
+            persona=story.persona, scenario=story.scenario, intent=intent, query=query,
+            hidden=json.dumps(progress.state, ensure_ascii=False), stop=USER_STOP),
+            config.max_user_messages)
+    chosen, rate = await _choose(chain.environments, config, models, progress, query, user,
+                                 [(s.env, s.tool) for s in steps], t)
+    if config.user_interaction:
+        ok, why = await agents.judge(models["judge"], intent, _conversation(chosen.messages),
+                                     retries)
+        if not ok:
+            raise _Reject("judge_failed", why, t)
+    masked: list[list[str]] = [[] for _ in chosen.calls]
+    if config.filter_steps:
+        keep, masked = await agents.filter_steps(synth, query, chosen.calls, retries)
+        if not keep:
+            raise _Reject("filtered", "the step filter dropped the turn", t)
+    said = "\n".join(chosen.user_messages) if user is not None else query
+    progress.turns.append(Turn(user=said, gold_calls=[
+        Call(env=c.env, name=c.name, arguments=c.arguments, masked_arguments=m)
+        for c, m in zip(chosen.calls, masked, strict=True)],
+        gold_state_after=chosen.final_state))
+    progress.rates.append(rate)
+    assert chosen.final_state is not None  # passes() requires it
+    progress.state = chosen.final_state
+    progress.history = progress.history + _chat(chosen.messages)
+    # the chosen candidate's exchange (what SFT exports train on); the simulated user's
+    # stop message ends the turn and was never shown to the solver
+    progress.recorded += [m.model_copy(update={"turn": t}, deep=True) for m in chosen.messages
+                          if not (m.role == "user" and USER_STOP in (m.content or ""))]
+    progress.transcript += _conversation(chosen.messages) + "\n"
+
+
+async def _choose(envs: list[str], config: QueryGenConfig, models: dict[str, Model],
+                  progress: _Progress, query: str, user: UserPlay | None,
+                  targets: list[tuple[str, str]], t: int) -> tuple[Candidate, float]:
+    """k isolated rollouts of the turn; the selector's pick among the passing candidates
+    that agree on the final state, with the accepted share of k."""
+    job = partial(rollout, envs, progress.state, progress.history, query, models["solver"],
+                  config.max_solve, user)
+    candidates: list[Candidate] = await run_isolated([job] * config.pass_k)
+    passing = [c for c in candidates if passes(c, targets)]
+    if not passing:
+        raise _Reject("no_candidate_passed", "endings: " + ", ".join(
+            str(c.termination) for c in candidates), t)
+    group = [passing[i] for i in agreeing(passing)]
+    if not group:
+        raise _Reject("candidates_disagree",
+                      f"{len(passing)} passing candidates, no two with the same final state", t)
+    chosen = group[await agents.select(models["synth"], query, [_describe(c) for c in group],
+                                       config.retries)]
+    return chosen, len(group) / config.pass_k
+
+
+def _trajectory(chain: ToolChain, config: QueryGenConfig, models: dict[str, Model],
+                story: _Story, progress: _Progress, traj_id: str) -> Trajectory:
+    envs = chain.environments
+    return Trajectory(
+        id=traj_id, environments=envs, initial_state=story.initial, turns=progress.turns,
+        final_state=progress.state, messages=progress.recorded,
         provenance=Provenance.model_validate(dict(
-            source="querygen", split=config.split, patterns=patterns,
+            source="querygen", split=config.split, patterns=progress.patterns,
             domain="+".join(sorted({getattr(registry.get(e).factory, "domain", "") or ""
                                     for e in envs})),
             model=models["solver"].name, preset=config.preset, seed=chain.seed,
             chain=chain.model_dump(mode="json"),
             models={r: str(m) for r, m in models.items()},
-            accept_rate=sum(rates) / len(rates), turn_accept_rates=rates,
-            persona=persona, scenario=scenario, config=config.model_dump(mode="json"))))
-    problems = check(trajectory)
-    if problems:
-        raise _Reject("check_failed", "; ".join(problems))
-    return Kept(trajectory=trajectory, accept_rate=sum(rates) / len(rates))
+            accept_rate=sum(progress.rates) / len(progress.rates),
+            turn_accept_rates=progress.rates, persona=story.persona, scenario=story.scenario,
+            config=config.model_dump(mode="json"))))
 
 
 def _renumber_call_ids(messages: list[Message]) -> None:
