@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ErrorKind
 from envs.jsonl import read_records, write_atomic
+from envs.names import qualify
 
 __all__ = [
     "ERROR_KIND_KEY",
@@ -34,10 +35,6 @@ __all__ = [
 
 #: who speaks or whose toolkit runs a call: the agent ("assistant") or the (simulated) user
 Role = Literal["assistant", "user"]
-
-#: Separator between environment and tool in the names a model sees ("calendar-add_event"),
-#: as EnvFactory writes "Server-tool".
-TOOL_SEPARATOR = "-"
 
 #: where a tool message's `ErrorKind` rides in Inspect's `ChatMessageTool.metadata` (never
 #: sent to a model), beside the `Message.error_kind` of the canonical record
@@ -63,7 +60,7 @@ class Call(BaseModel):
 
     @property
     def qualified_name(self) -> str:
-        return f"{self.env}{TOOL_SEPARATOR}{self.name}"
+        return qualify(self.env, self.name)
 
 
 class MessageCall(BaseModel):

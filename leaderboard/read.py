@@ -9,7 +9,6 @@ failed samples, by the failure taxonomy.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -25,6 +24,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import value_to_float
 
+from envs.concurrency import bounded_gather
 from leaderboard.columns import benchmark_of, stratum_of
 from leaderboard.records import LogRecord, SampleRecord, SkippedLog
 
@@ -150,17 +150,14 @@ def read_logs(paths: list[Path], on_done: Callable[[], None] | None = None
     """`read_log` of every path, in order, in one event loop (Inspect's synchronous
     readers start one per call, which costs more than reading a small log)."""
 
+    async def one(path: Path) -> LogRecord | SkippedLog:
+        result = await read_log(path)
+        if on_done is not None:
+            on_done()
+        return result
+
     async def run() -> list[LogRecord | SkippedLog]:
-        limit = asyncio.Semaphore(CONCURRENCY)
-
-        async def one(path: Path) -> LogRecord | SkippedLog:
-            async with limit:
-                result = await read_log(path)
-            if on_done is not None:
-                on_done()
-            return result
-
-        return list(await asyncio.gather(*(one(p) for p in paths)))
+        return await bounded_gather((one(p) for p in paths), CONCURRENCY)
 
     return anyio.run(run)
 

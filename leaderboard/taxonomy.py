@@ -31,7 +31,6 @@ the rules fall back to matching our wordings of the time (`_LEGACY_*`).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from typing import Any
 import anyio
 from inspect_ai.log import EvalSample
 
+from envs.concurrency import bounded_gather
 from envs.errors import ErrorKind
 from harness.logs import trajectory_of
 from harness.trajectory import Trajectory
@@ -235,12 +235,11 @@ def classify_logs(records: list[LogRecord], max_per_log: int | None = None
     """Every failed trial of each log classified (per log, in order), the logs' failed
     samples read concurrently in one event loop."""
 
-    async def one(rec: LogRecord, limit: asyncio.Semaphore) -> list[Verdict]:
+    async def one(rec: LogRecord) -> list[Verdict]:
         wanted = failed_trials(rec)[:max_per_log]
         ints = {s.id for s in rec.samples if s.int_id}
-        async with limit:
-            samples = await read_samples(
-                rec.path, [(int(i) if i in ints else i, e) for i, e in wanted])
+        samples = await read_samples(
+            rec.path, [(int(i) if i in ints else i, e) for i, e in wanted])
         by_id = {(s.id, s.epoch): s for s in rec.samples}
         out = []
         for (sample_id, epoch), sample in zip(wanted, samples, strict=True):
@@ -250,8 +249,7 @@ def classify_logs(records: list[LogRecord], max_per_log: int | None = None
         return out
 
     async def run() -> list[list[Verdict]]:
-        limit = asyncio.Semaphore(16)
-        return list(await asyncio.gather(*(one(rec, limit) for rec in records)))
+        return await bounded_gather((one(rec) for rec in records), 16)
 
     return anyio.run(run)
 
