@@ -51,6 +51,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared" / "data" / "vitabench"
@@ -307,7 +310,7 @@ def ota_search(repeat: int) -> dict[str, Any]:
 
 # -- main ----------------------------------------------------------------------------------
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--limit", type=int, default=None,
                     help="conversations (default: every task of the set)")
@@ -322,14 +325,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--synthetic", action="store_true",
                     help="the synthetic OTA tasks even where the shared snapshot is")
     ap.add_argument("--quick", action="store_true", help="5 conversations, 1 repeat (CI)")
-    args = ap.parse_args(argv)
-    if args.quick:
-        args.limit, args.repeat, args.profile = 5, 1, False
+    return ap
 
-    from rich.console import Console
-    from rich.table import Table
 
-    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+def measure(args: argparse.Namespace, console: Console) -> tuple[str, dict[str, Any]]:
+    """Every figure, on the data in a temporary folder (the shared snapshot's delivery
+    set, else synthetic tasks): the task set measured and the figures."""
     with tempfile.TemporaryDirectory(prefix="vitabench_data_") as tmp:
         task_set = data_dir(Path(tmp, "data"), args.synthetic)
         os.environ["VITABENCH_DATA_DIR"] = str(Path(tmp, "data"))
@@ -359,7 +360,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         bare = tau2["ms_per_step"] * (1 - tau2["reward_share"])
         fig["ratio_to_tau2"] = round(steps["ms_per_step"] / tau2["ms_per_step"], 2)
         fig["ratio_to_tau2_without_reward"] = round(steps["ms_per_step"] / bare, 2)
+    return task_set, fig
 
+
+def overhead_table(task_set: str, fig: dict[str, Any]) -> Table:
+    steps, tau2 = fig["steps"], fig["tau2_airline"]
     table = Table(title=f"VitaBench harness overhead (vitabench_{task_set}, en, scripted "
                   f"zero-latency agent, user and judge; {steps['data']})")
     table.add_column("figure")
@@ -373,13 +378,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         table.add_row("ratio VitaBench / τ²", str(fig["ratio_to_tau2"]))
         table.add_row("ratio VitaBench / τ² without its reward",
                       str(fig["ratio_to_tau2_without_reward"]))
-    for key, value in judge.items():
+    for key, value in fig["judge"].items():
         table.add_row(f"judge: {key}", str(value))
-    for name, share in breakdown.items():
+    for name, share in fig["breakdown"].items():
         table.add_row(f"CPU share: {name}", f"{100 * share:.1f}%")
-    console.print(table)
+    return table
+
+
+def ota_table(ota: dict[str, Any], repeat: int) -> Table:
     search = Table(title=f"OTA at the whole domain's scale: {ota['providers']} providers, "
-                   f"{ota['products']} products (best of {args.repeat})")
+                   f"{ota['products']} products (best of {repeat})")
     for col in ("tool", "ms", "CPU ms", "lines"):
         search.add_column(col, justify="right")
     for name, s in ota["searches"].items():
@@ -393,7 +401,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    str(round(1000 * wide["load_cpu_s"], 1)), "")
     search.add_row("  of which Registry.of", str(round(1000 * wide["registry_s"], 1)), "",
                    f"{100 * wide['registry_share']:.0f}%")
-    console.print(search)
+    return search
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = _parser().parse_args(argv)
+    if args.quick:
+        args.limit, args.repeat, args.profile = 5, 1, False
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+    task_set, fig = measure(args, console)
+    console.print(overhead_table(task_set, fig))
+    console.print(ota_table(fig["ota"], args.repeat))
     print(json.dumps(fig), flush=True)
     return fig
 
