@@ -26,13 +26,13 @@ from envfactory.cli.hub import hub_app
 from envfactory.cli.leaderboard import leaderboard_app
 from envfactory.cli.mcp_atlas import mcp_atlas_app
 from envfactory.cli.models import models_app
+from envfactory.cli.score import score_app
 from envfactory.cli.synth import synth_app
 from envfactory.cli.tasks import tasks_app
 from envfactory.cli.tau2 import tau2_app
 from envfactory.cli.train import train_app
 from envfactory.cli.trajectories import trajectories
 from envfactory.cli.vitabench import vitabench_app
-from training.autoscore import score_app
 
 __all__ = ["app"]
 

@@ -30,7 +30,8 @@ _ScoreLogDirOpt = Annotated[Path, typer.Option(help="--score: results root.")]
 def _scoring(output_dir: Path, suite: str | None, limit: int | None, log_dir: Path,
              console: Console) -> AbstractContextManager[object]:
     """Auto-scoring beside a training run (`training.autoscore.scoring_beside`), or nothing."""
-    from training.autoscore import check_suite, scoring_beside
+    from envfactory.cli.score import check_suite
+    from training.autoscore import scoring_beside
 
     if suite is None:
         return nullcontext()

@@ -22,9 +22,8 @@ Models: `--serve hf` runs the directory in-process through Inspect's `hf/local` 
 
 The package, one module per concern: `suites` (what is run), `checkpoints` (discovery,
 labels, provenance), `inspect_argv` (the eval-set command line), `serving` (hf / URL /
-vLLM targets), `scoring` (one checkpoint), `watching` (a training run), and `commands`
-(the typer `score` group, the only typer user). The names other modules use are
-re-exported here.
+vLLM targets), `scoring` (one checkpoint) and `watching` (a training run); the `score`
+commands are `envfactory/cli/score.py`. The names other modules use are re-exported here.
 """
 
 from training.autoscore.checkpoints import (
@@ -39,7 +38,6 @@ from training.autoscore.checkpoints import (
     resolve_provenance,
     results_dir,
 )
-from training.autoscore.commands import check_suite, score_app
 from training.autoscore.inspect_argv import (
     URL_API_KEY_VAR,
     ModelTarget,
@@ -80,9 +78,9 @@ __all__ = [
     "DEFAULT_LIMITS", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE", "SUITES", "URL_API_KEY_VAR",
     "VERL_HF_DIR", "CheckpointInfo", "ModelTarget", "NotAModelDir", "ScoreError",
     "ScoreResult", "ScoredEntry", "ScoredState", "Suite", "SuiteTask", "TaskScore",
-    "check_suite", "checkpoint_complete", "checkpoint_hf_target", "checkpoint_label",
+    "checkpoint_complete", "checkpoint_hf_target", "checkpoint_label",
     "eval_set_argv", "find_checkpoints", "hf_target", "inspect_checkpoint", "inspect_command",
     "needs_merge", "peft_available", "pick_model_name", "provenance_metadata",
-    "resolve_provenance", "results_dir", "score_app", "score_checkpoint", "served_models",
+    "resolve_provenance", "results_dir", "score_checkpoint", "served_models",
     "scoring_beside", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
 ]

@@ -1,7 +1,5 @@
-"""`envfactory score run` / `score watch`: the typer commands over `training.autoscore`
-(wired into envfactory/cli.py as `score`). The only module of the package that imports
-typer, so the command group can move without the library.
-"""
+"""`envfactory score run` / `score watch`: the commands over `training.autoscore` (a
+`ScoreError` is printed in one line by the package's handler, `errors.py`)."""
 
 from __future__ import annotations
 
@@ -10,11 +8,12 @@ from typing import Annotated, cast
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from training.autoscore.scoring import score_checkpoint
-from training.autoscore.suites import SUITES, ScoreError, Suite
+from training.autoscore.suites import SUITES, Suite
 from training.autoscore.watching import watch
+
+__all__ = ["check_suite", "score_app"]
 
 score_app = typer.Typer(help="Score checkpoints on the benchmark suites (inspect eval-set).",
                         no_args_is_help=True)
@@ -43,11 +42,6 @@ _VllmArgOpt = Annotated[list[str] | None, typer.Option(
     "--vllm-arg", help="Passed on to `vllm serve`; repeatable.")]
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}")
-    return typer.Exit(1)
-
-
 def check_suite(suite: str, option: str = "--suite") -> Suite:
     """A suite name from the command line (`option` names the flag in the error)."""
     if suite not in SUITES:
@@ -71,13 +65,10 @@ def score_run(
 
     A rerun resumes and skips finished tasks. Exits 1 unless every task finished.
     """
-    try:
-        result = score_checkpoint(checkpoint, suite=check_suite(suite), serve=serve,
-                                  limit=limit, log_root=log_dir, max_tokens=max_tokens,
-                                  model_name=model_name, device=device,
-                                  extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
-    except ScoreError as e:
-        raise _fail(str(e)) from None
+    result = score_checkpoint(checkpoint, suite=check_suite(suite), serve=serve,
+                              limit=limit, log_root=log_dir, max_tokens=max_tokens,
+                              model_name=model_name, device=device,
+                              extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
     if as_json:
         print(result.model_dump_json(indent=2))
     if result.status != "scored":
@@ -106,8 +97,6 @@ def score_watch(
                         limit=limit, serve=serve, log_root=log_dir, max_tokens=max_tokens,
                         model_name=model_name, device=device,
                         extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
-    except ScoreError as e:
-        raise _fail(str(e)) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     console = Console(stderr=True)
