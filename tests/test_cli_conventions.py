@@ -73,3 +73,13 @@ def test_one_grade_shape() -> None:
 def test_help_lists_every_group() -> None:
     shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
     assert all(re.search(rf"│ {re.escape(group)}\s", shown) for group in GROUPS), shown
+
+
+def test_no_command_code_in_the_library_folders() -> None:
+    """Commands live in envfactory/cli/; the library folders give them plain functions."""
+    importing = [str(path.relative_to(ROOT)) for folder in
+                 ("envs", "harness", "tasks", "synthesis", "training", "leaderboard")
+                 for path in sorted((ROOT / folder).rglob("*.py"))
+                 if re.search(r"^\s*(import typer|from typer\b)", path.read_text(encoding="utf-8"),
+                              re.MULTILINE)]
+    assert importing == []
