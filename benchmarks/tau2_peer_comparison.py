@@ -97,6 +97,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from envs.jsonl import read_objects  # noqa: E402
 from envs.release_registry import BENCH_VENVS  # noqa: E402 - after the path fix above
 
 PEER_VENV = BENCH_VENVS.path() / "inspect-evals-venv"
@@ -359,7 +360,7 @@ def grade_both(records: list[dict[str, Any]], tasks: dict[str, dict[str, Any]],
                 print(f"peer driver failed (exit {proc.returncode}):\n"
                       f"{errp.read_text()[-4000:]}", file=sys.stderr)
                 return None
-            theirs.update((r["key"], r) for r in map(json.loads, outp.read_text().splitlines()))
+            theirs.update((r["key"], r) for r in read_objects(outp))
         return Graded(ours, theirs, t_ours, time.perf_counter() - t1)
 
 

@@ -44,6 +44,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from envs.bfcl import package  # noqa: F401 - sets BFCL_PROJECT_ROOT before bfcl-eval loads
+from envs.jsonl import read_objects
 from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
 from testkit.recording_server import Api, Reply, ReplyCall
 
@@ -335,7 +336,7 @@ def official_evaluate(entry_id: str, result: Any, handler: Any = None,
                 [copy.deepcopy(answers[entry_id])], model_name, category, Path(score_dir))
             score_file = Path(score_dir) / model_name / (
                 f"{o.VERSION_PREFIX}_{category}_score.json")
-            rows = [json.loads(line) for line in score_file.read_text().splitlines()]
+            rows = read_objects(score_file)
     finally:
         _forget(model_name)
     failure = next((r for r in rows[1:] if r.get("id") == entry_id), None)
