@@ -48,7 +48,10 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -361,7 +364,7 @@ def per_request(run: dict[str, Any], first: dict[str, Any] | None) -> dict[str, 
     return f
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--limit", type=int, default=200, help="entries in all (default 200)")
     ap.add_argument("--categories", default="base",
@@ -378,30 +381,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run ours with these `inspect eval` options, e.g. "
                     "--try='--display none --no-log-samples' (repeatable)")
     ap.add_argument("--serve", nargs=2, metavar=("PORT", "ENTRIES"), help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.serve:
-        serve(int(args.serve[0]), args.serve[1])
-        return 0
-    if args.quick:
-        args.limit, args.settings = 10, args.settings or f"defaults|{FAST}"
-    labels = args.settings.split("|") if args.settings else list(SETTINGS)
-    for options in args.extra:
-        SETTINGS[options] = options.split()
-        labels.append(options)
-    categories = args.categories.split(",")
+    return ap
 
-    from importlib.metadata import version
 
-    from rich.console import Console
-    from rich.table import Table
+Plan = list[tuple[str, list[str] | None]]
+"""(label, `inspect eval` options of ours; None: the official `bfcl generate`)."""
 
-    console = Console(stderr=True, width=None if sys.stderr.isatty() else 180)
-    entries = select_entries(categories, args.limit)
-    python, venv_note = official_venv(args.official_venv)
-    plan: list[tuple[str, list[str] | None]] = [("official", None)] if python else []
-    plan += [(label, SETTINGS[label]) for label in labels]
+
+def run_plan(plan: Plan, entries: list[dict[str, Any]], python: Path | None, repeat: int,
+             quick: bool, console: Console
+             ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every harness of the plan on `entries` against one instant server, `repeat` times
+    interleaved (the run with least CPU kept); then, unless `quick`, a one-entry run of
+    the first two (start-up and first entry)."""
     runs: dict[str, dict[str, Any]] = {}
-    startup: dict[str, dict[str, Any]] = {}  # one-entry runs: start-up and first entry
+    startup: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bfcl_vs_official_") as tmp:
         server = Server(entries, Path(tmp))
 
@@ -412,22 +406,24 @@ def main(argv: list[str] | None = None) -> int:
             return run_ours(options, chosen, server, Path(tmp))
 
         try:
-            for rep in range(args.repeat):  # interleaved; the run with least CPU is kept
+            for rep in range(repeat):  # interleaved; the run with least CPU is kept
                 for name, options in plan:
                     console.print(f"[dim]{name}: {len(entries)} entries"
-                                  f"{f' (repeat {rep + 1})' if args.repeat > 1 else ''}...")
+                                  f"{f' (repeat {rep + 1})' if repeat > 1 else ''}...")
                     result = run(options, entries)
                     if name not in runs or result["cpu_s"] < runs[name]["cpu_s"]:
                         runs[name] = result
-            for name, options in plan[:2] if not args.quick else []:
+            for name, options in plan[:2] if not quick else []:
                 console.print(f"[dim]{name}: 1 entry (start-up)...[/dim]")
                 startup[name] = run(options, entries[:1])
         finally:
             server.close()
-    for name, result in runs.items():
-        if result["rc"] != 0:
-            console.print(f"[red]{name} exited {result['rc']}[/red]\n{result['tail']}")
+    return runs, startup
 
+
+def figures_of(runs: dict[str, dict[str, Any]], startup: dict[str, dict[str, Any]]
+               ) -> dict[str, dict[str, Any]]:
+    """Per harness its per-request figures, accuracy, and ratios to the official run."""
     ours_first = next((startup[n] for n in startup if n != "official"), None)
     figures: dict[str, Any] = {
         name: per_request(result, startup.get("official") if name == "official"
@@ -445,8 +441,14 @@ def main(argv: list[str] | None = None) -> int:
                 if key in f and key in official:
                     ratio = key.replace("_ms_per_request", "_ratio_vs_official")
                     f[ratio] = round(f[key] / official[key], 2)
+    return figures
 
-    table = Table(title=f"BFCL multi-turn, {len(entries)} entries ({args.categories}), "
+
+def print_figures(console: Console, figures: dict[str, dict[str, Any]], entries: int,
+                  categories: str) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"BFCL multi-turn, {entries} entries ({categories}), "
                   "instant local server; ratios = ours / official")
     for col in ("harness", "options", "requests", "wall s", "CPU s", "wall ms/req",
                 "CPU ms/req", "wall ratio", "CPU ratio", "CPU ms/req w/o start-up",
@@ -465,9 +467,15 @@ def main(argv: list[str] | None = None) -> int:
     console.print("target: CPU per request ≤ 1.5× official with defaults, ≤ 1× with the "
                   "documented speed settings. Start-up = a one-entry run of each harness.")
 
+
+def summary_line(figures: dict[str, dict[str, Any]], entries: int, categories: list[str],
+                 repeat: int, python: Path | None, venv_note: str) -> dict[str, Any]:
+    """The one JSON line the run ends with."""
+    from importlib.metadata import version
+
     defaults, fast = figures.get("defaults", {}), figures.get(FAST, {})
-    line: dict[str, Any] = {
-        "entries": len(entries), "categories": categories,
+    return {
+        "entries": entries, "categories": categories,
         "requests": {k: v["requests"] for k, v in figures.items()},
         "cpu_ratio_vs_official": defaults.get("cpu_ratio_vs_official"),
         "wall_ratio_vs_official": defaults.get("wall_ratio_vs_official"),
@@ -476,13 +484,42 @@ def main(argv: list[str] | None = None) -> int:
         "fast_cpu_ratio_vs_official": fast.get("cpu_ratio_vs_official"),
         "fast_wall_ratio_vs_official": fast.get("wall_ratio_vs_official"),
         "fast_marginal_cpu_ratio_vs_official": fast.get("marginal_cpu_ratio_vs_official"),
-        "official_threads": THREADS, "repeat": args.repeat,
+        "official_threads": THREADS, "repeat": repeat,
         "official": venv_note if python else None,
         "skipped_official": None if python else venv_note,
         "versions": {"inspect_ai": version("inspect_ai"), "bfcl_eval": BFCL_VERSION,
                      "python": sys.version.split()[0]},
         "runs": figures,
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.serve:
+        serve(int(args.serve[0]), args.serve[1])
+        return 0
+    if args.quick:
+        args.limit, args.settings = 10, args.settings or f"defaults|{FAST}"
+    labels = args.settings.split("|") if args.settings else list(SETTINGS)
+    for options in args.extra:
+        SETTINGS[options] = options.split()
+        labels.append(options)
+    categories = args.categories.split(",")
+
+    from rich.console import Console
+
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 180)
+    entries = select_entries(categories, args.limit)
+    python, venv_note = official_venv(args.official_venv)
+    plan: Plan = [("official", None)] if python else []
+    plan += [(label, SETTINGS[label]) for label in labels]
+    runs, startup = run_plan(plan, entries, python, args.repeat, args.quick, console)
+    for name, result in runs.items():
+        if result["rc"] != 0:
+            console.print(f"[red]{name} exited {result['rc']}[/red]\n{result['tail']}")
+    figures = figures_of(runs, startup)
+    print_figures(console, figures, len(entries), args.categories)
+    line = summary_line(figures, len(entries), categories, args.repeat, python, venv_note)
     print(json.dumps(line), flush=True)
     return 0 if all(r["rc"] == 0 for r in runs.values()) else 1
 
