@@ -13,7 +13,7 @@ the trajectory's `AgentData`: its `request_id`, the row's `tools_kwargs` and
   eviction changes cost, never results; a cached world is only reused once the
   trajectory has recorded a state, because verl may reuse a request id);
 - after every call the executed call (name, arguments, accepted or not, and a failure's
-  `ErrorKind`) and the world's snapshot are written into `extra_fields` (`CALLS_KEY`,
+  `error_kind`) and the world's snapshot are written into `extra_fields` (`CALLS_KEY`,
   `STATE_KEY`), which is where the reward reads the agent's final state and calls.
 
 Calls run through `World.call_qualified`, the call evaluation's in-process backend makes
@@ -77,9 +77,10 @@ class RolloutSessions:
         sees (`ToolResult.text()`, as at evaluation time) and records call and state."""
         world = self._world(request_id, tools_kwargs, extra_fields)
         result = world.call_qualified(name, arguments)
-        extra_fields.setdefault(CALLS_KEY, []).append(
-            {"name": name, "arguments": arguments, "ok": result.ok,
-             "error_kind": None if result.kind is None else result.kind.value})
+        record: dict[str, Any] = {"name": name, "arguments": arguments, "ok": result.ok}
+        if result.kind is not None:
+            record["error_kind"] = result.kind.value
+        extra_fields.setdefault(CALLS_KEY, []).append(record)
         extra_fields[STATE_KEY] = world.snapshot()
         return result.text()
 
