@@ -10,13 +10,14 @@ many records the results hold, how many passed and the mean score.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from envs.jsonl import read_objects
 
 __all__ = ["run_grade", "summary"]
 
@@ -51,7 +52,6 @@ def run_grade(grader: Grader, results: Path | None, score: str,
             bar, completed=done, total=total)))
     every = list(graded)
     if results is not None:
-        every = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+        every = read_objects(results, "result line")
     err.print(summary(every, score, passed, len(graded))
               + (f" -> {results}" if results is not None else ""), highlight=False)
