@@ -3,7 +3,8 @@ a mobile carrier, plus the coupling that makes the user's phone feel the account
 
 Split as upstream splits the domain: `data_model` + `tools` (the agent's side:
 `TelecomDB`, `TelecomAgent`), `user_data_model` + `user_tools` (the user's phone:
-`TelecomUserDB`, `TelecomUser`), and `environment` (`telecom_pair`).
+`TelecomUserDB`, `TelecomUser`, over `user_phone`'s simulated phone), and `environment`
+(`telecom_pair`).
 """
 
 from envs.tau2.telecom.data_model import TelecomDB
