@@ -19,7 +19,6 @@ name and the text, so rebuilding a graph re-embeds only texts it has not seen.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from envs.hashing import text_sha256
 from envs.release_registry import EMBEDDINGS
 from envs.releases import hub_snapshot
 
@@ -88,7 +88,7 @@ class EmbeddingCache:
 
     @staticmethod
     def key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return text_sha256(text)
 
     def get(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
         keys = sorted({self.key(t) for t in texts})

@@ -15,11 +15,12 @@ construction order, and added to by the tools where upstream constructs models.
 from __future__ import annotations
 
 import calendar
-import hashlib
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializeAsAny
+
+from envs.hashing import text_sha256
 
 __all__ = ["OrderStatus", "OrderType", "Location", "Weather", "ProductBase", "StoreBase",
            "Order", "VitaDB", "Registry", "get_hash"]
@@ -31,7 +32,7 @@ OrderType = Literal["delivery", "instore", "hotel", "attraction", "flight", "tra
 
 def get_hash(text: str) -> str:
     """sha256 hex digest (upstream `get_hash` of a string)."""
-    return hashlib.sha256(text.encode()).hexdigest()
+    return text_sha256(text)
 
 
 class Location(BaseModel):

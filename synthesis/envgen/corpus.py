@@ -26,6 +26,7 @@ from types import TracebackType
 
 from pydantic import BaseModel
 
+from envs.hashing import text_sha256
 from envs.release_registry import ENVGEN_INDEX
 from synthesis.envgen.doc_split import SUFFIXES, DocumentError, split_document
 
@@ -73,7 +74,7 @@ class IndexStats(BaseModel):
 
 def default_index_path(root: Path) -> Path:
     """`cache_dir("envgen_index")/<name>-<hash of the corpus path>.sqlite`."""
-    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    key = text_sha256(str(root.resolve()))[:16]
     return ENVGEN_INDEX.path() / f"{root.resolve().name}-{key}.sqlite"
 
 
