@@ -183,6 +183,10 @@ def _methods(class_name: str) -> frozenset[str]:
                      if not n.startswith("_"))
 
 
+class _ExecutorError(Exception):
+    """An exception bfcl-eval's executor caught while running a call (its message)."""
+
+
 class BfclEnvironment(SnapshotEnvironment):
     """One BFCL backend instance as an environment (adapter over bfcl-eval's classes)."""
 
@@ -262,11 +266,18 @@ class BfclEnvironment(SnapshotEnvironment):
             "single", self.long_context,
         )
         if result.startswith(ERROR_PREFIX):
-            raise ToolError(result.removeprefix(ERROR_PREFIX))
+            raise _ExecutorError(result.removeprefix(ERROR_PREFIX))
         try:
             return json.loads(result)
         except json.JSONDecodeError:
             return result
+
+    def _failure_message(self, name: str, error: BaseException) -> str:
+        """The executor's own message for an exception it caught (kind `failed`: the
+        backends refuse by returning `{"error": ...}`, which is a result, not a failure)."""
+        if isinstance(error, _ExecutorError):
+            return str(error)
+        return super()._failure_message(name, error)
 
     def snapshot(self) -> dict[str, Any]:
         """Every attribute of the backend (private ones too: the current directory, the
