@@ -1,8 +1,9 @@
 """One error style and one set of exit codes for every `envfactory` command.
 
 Usage errors (`typer.BadParameter` and the other usage errors typer raises for a bad
-flag, or a command raises for a bad value) exit 2 with typer's usage message. Ordinary
-failures exit 1 with a single `error: ...` line on stderr instead of a traceback: an
+flag, or a command raises for a bad value) exit 2 with one `error: ...` line on stderr
+(an MCP client launching `env serve` shows it as is). Ordinary failures exit 1 with one
+`error: ...` line on stderr instead of a traceback: an
 `OSError` (a missing file), a `ValueError` (a bad record, a refused configuration), a
 `CommandError` a command raises itself, or any exception class defined by the project's
 library folders (`HubError`, `ScoreError`, `SearchAgentError`, ...). The library raises;
@@ -110,7 +111,14 @@ class CliGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.TyperException, typer.Exit, typer.Abort):  # usage errors, exits
+        except typer.TyperException as e:
+            if getattr(e, "exit_code", 1) != 2 or type(e).__name__ == "NoArgsIsHelpError":
+                raise
+            where = getattr(getattr(e, "ctx", None), "command_path", None)  # a usage error
+            typer.echo(f"error: {e.format_message()}"
+                       + (f" (see `{where} --help`)" if where else ""), err=True)
+            raise typer.Exit(2) from None
+        except (typer.Exit, typer.Abort):
             raise
         except Exception as e:
             if not _is_failure(e):

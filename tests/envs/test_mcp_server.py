@@ -84,20 +84,22 @@ def test_state_file_errors_name_the_file_and_the_field(tmp_path: Path) -> None:
                         (not_json, "not JSON"), (missing, "cannot read it")]:
         done = serve(LEDGER, "--state", str(path))
         assert done.returncode == 2
-        assert done.stderr.startswith(f"error: --state {path}: ") and named in done.stderr
+        assert done.stderr.startswith(f"error: Invalid value for --state: {path}: ")
+        assert named in done.stderr
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("option", "value", "expected"), [
-    ("--port", "99999", "--port must be in 1-65535, got 99999"),
-    ("--port", "0", "--port must be in 1-65535, got 0"),
-    ("--max-body-bytes", "0", "--max-body-bytes must be at least 1, got 0"),
-    ("--transport", "smoke", "--transport must be stdio or http, got 'smoke'"),
+    ("--port", "99999", "--port: must be in 1-65535, got 99999"),
+    ("--port", "0", "--port: must be in 1-65535, got 0"),
+    ("--max-body-bytes", "0", "--max-body-bytes: must be at least 1, got 0"),
+    ("--transport", "smoke", "--transport: must be stdio or http, got 'smoke'"),
 ])
 def test_bad_serve_options_are_one_line_usage_errors(option: str, value: str,
                                                      expected: str) -> None:
     done = serve(LEDGER, "--transport", "http", option, value)
-    assert (done.returncode, done.stderr) == (2, f"error: {expected}\n")
+    assert (done.returncode, done.stderr) == (
+        2, f"error: Invalid value for {expected} (see `envfactory env serve --help`)\n")
 
 
 def free_port() -> int:
