@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -85,17 +85,20 @@ def append_line(path: Path, record: Mapping[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` by `text` through a unique temporary file beside it (synced, then
-    renamed; removed if writing fails), so concurrent writers never share a temporary
-    file and a reader never sees a half-written one. Creates the parent folder."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Replace `path` by `text` (a string, or chunks written as they come: a large JSONL
+    file need not be held in memory) through a unique temporary file beside it (synced,
+    then renamed; removed if writing or a chunk fails, the error raised), so concurrent
+    writers never share a temporary file and a reader never sees a half-written one.
+    Creates the parent folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # a name of our own rather than mkstemp's: the file keeps the umask's mode (mkstemp's
     # is 0600), as a file written in place would
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
     try:
         with tmp.open("x", encoding="utf-8") as f:
-            f.write(text)
+            for chunk in (text,) if isinstance(text, str) else text:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

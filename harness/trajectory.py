@@ -11,6 +11,7 @@ masked arguments) and whose states are the gold ones; a *run* fills `calls` and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -158,7 +159,7 @@ def read_jsonl(path: Path) -> list[Trajectory]:
     return read_records(path, Trajectory.model_validate_json, "trajectory")
 
 
-def write_jsonl(path: Path, trajectories: list[Trajectory]) -> None:
-    """Write trajectories, one per line, replacing `path` atomically."""
-    write_atomic(path, "".join(t.model_dump_json(exclude_none=True) + "\n"
-                               for t in trajectories))
+def write_jsonl(path: Path, trajectories: Iterable[Trajectory]) -> None:
+    """Write trajectories, one per line as they come, replacing `path` atomically (an
+    error while they are produced leaves `path` as it was)."""
+    write_atomic(path, (t.model_dump_json(exclude_none=True) + "\n" for t in trajectories))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -23,19 +23,19 @@ def trajectories(
     """Convert Inspect logs of any benchmark into canonical `Trajectory` records (what
     training exports, `tau2 grade` and `envfactory/replay -M path=` read)."""
     from harness.logs import trajectories as read_trajectories
+    from harness.trajectory import Trajectory, write_jsonl
 
     count = 0
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.name}.partial")
-    with partial.open("w", encoding="utf-8") as f:
+
+    def converted() -> Iterator[Trajectory]:
+        nonlocal count
         for log in logs:
             try:
                 for trajectory in read_trajectories(log):
-                    f.write(trajectory.model_dump_json(exclude_none=True) + "\n")
+                    yield trajectory
                     count += 1
             except (OSError, ValueError) as e:
-                f.close()
-                partial.unlink()
                 raise CommandError(f"{log}: {e}") from None
-    os.replace(partial, out)
+
+    write_jsonl(out, converted())
     Console().print(f"{count} trajectories -> {out}")
