@@ -10,7 +10,11 @@ The one recursion policy: a reference back into a definition that is being expan
 stays a `$ref` (and, for Pydantic's `#/$defs/...`, the definitions stay beside it under
 `$defs`), so a recursive model is described whole and finitely. It is neither cut at an
 arbitrary depth (which silently loses fields) nor refused (which would make a recursive
-tool unservable). A reference to nothing is an error naming the reference.
+tool unservable). A reference to nothing is an error naming the reference in a schema
+of ours or a benchmark's (a bug to fix), and an empty schema in a document written by
+others (an OpenAPI file EnvGen reads, an MCP server's schema), where a dangling
+reference should cost that field, not the document. `ref_target` is the one step of
+following a reference, for readers that walk a document themselves.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["inline_refs", "strip_titles"]
+__all__ = ["inline_refs", "ref_target", "strip_titles"]
 
 _DEFS = "#/$defs/"
 
@@ -34,11 +38,14 @@ def inline_refs(schema: Mapping[str, Any], *, root: Mapping[str, Any] | None = N
     tools are shown without them, unless `titles`.
 
     Raises:
-        ValueError: a reference to a target that does not exist.
+        ValueError: without `root`, a reference to a target that does not exist (with
+            `root`, such a reference becomes `{}`).
     """
     document: Mapping[str, Any] = schema if root is None else root
 
     def target(ref: str) -> Any:
+        if root is not None:
+            return ref_target(root, {"$ref": ref})
         node: Any = document
         for part in ref.removeprefix("#/").split("/"):
             if not isinstance(node, Mapping) or part not in node:
@@ -62,6 +69,17 @@ def inline_refs(schema: Mapping[str, Any], *, root: Mapping[str, Any] | None = N
     if isinstance(defs, Mapping) and _refers_to_defs(out):
         out["$defs"] = {name: walk(d, (_DEFS + name,)) for name, d in defs.items()}
     return out if titles else strip_titles(out)
+
+
+def ref_target(document: Mapping[str, Any], node: Any) -> Any:
+    """`node`, or what it points at in `document` when it is a local `$ref` (one step;
+    its sibling keys are the caller's to merge); `{}` when `document` has no such target."""
+    if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
+        return node
+    target: Any = document
+    for part in node["$ref"].removeprefix("#/").split("/"):
+        target = target.get(part) if isinstance(target, Mapping) else None
+    return {} if target is None else target
 
 
 def strip_titles(node: Any) -> Any:

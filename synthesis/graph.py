@@ -46,6 +46,7 @@ from pydantic import BaseModel
 from envs.base import ToolSpec
 from envs.jsonl import write_atomic
 from envs.names import qualify
+from envs.schemas import ref_target
 from synthesis.embedders import Embedder
 
 __all__ = [
@@ -88,10 +89,9 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     seen = 0
     while "$ref" in schema and isinstance(schema["$ref"], str) and seen < 10:
-        target: Any = root
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        target = ref_target(root, schema)
+        schema = {**(target if isinstance(target, dict) else {}),
+                  **{k: v for k, v in schema.items() if k != "$ref"}}
         seen += 1
     for key in ("anyOf", "oneOf"):
         members = [m for m in schema.get(key, []) if isinstance(m, dict)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from envs.metadata import load_metadata
-from envs.schemas import inline_refs
+from envs.schemas import inline_refs, ref_target
 
 __all__ = ["ApiDescription", "DescriptionError", "ToolDescription", "from_metadata",
            "from_openapi", "from_sketch", "load_description", "snake_case"]
@@ -154,10 +154,10 @@ def _operation(doc: dict[str, Any], route: str, method: str, op: dict[str, Any],
     properties: dict[str, Any] = {}
     required: list[str] = []
     for raw in [*shared, *(op.get("parameters") or [])]:
-        param = _resolve(doc, raw)
+        param = ref_target(doc, raw)
         if not isinstance(param, dict) or param.get("in") not in ("path", "query"):
             continue
-        schema = dict(_resolve(doc, param.get("schema") or {"type": "string"}))
+        schema = dict(ref_target(doc, param.get("schema") or {"type": "string"}))
         if param.get("description"):
             schema["description"] = param["description"]
         properties[param["name"]] = schema
@@ -179,19 +179,10 @@ def _operation(doc: dict[str, Any], route: str, method: str, op: dict[str, Any],
 
 
 def _json_content(doc: dict[str, Any], holder: Any) -> dict[str, Any]:
-    holder = _resolve(doc, holder or {})
+    holder = ref_target(doc, holder or {})
     content = (holder.get("content") or {}) if isinstance(holder, dict) else {}
     media = content.get("application/json") or {}
     return inline_refs(media.get("schema") or {}, root=doc, titles=True)
-
-
-def _resolve(doc: dict[str, Any], node: Any) -> Any:
-    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        target: Any = doc
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        return target
-    return node
 
 
 # -- sketch --------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from envs.schemas import ref_target
+
 __all__ = ["SUFFIXES", "DocumentError", "Section", "split_document"]
 
 #: file suffixes the corpus indexes
@@ -273,15 +275,15 @@ def _operation(doc: Mapping[str, Any], api: str, method: str, route: str,
             lines.append(f"{key}: {op[key]}")
     if op.get("tags"):
         lines.append("tags: " + ", ".join(map(str, op["tags"])))
-    params = [_resolve(doc, p) for p in [*shared, *(op.get("parameters") or [])]]
+    params = [ref_target(doc, p) for p in [*shared, *(op.get("parameters") or [])]]
     for p in params:
         if isinstance(p, Mapping) and p.get("name"):
-            schema = _resolve(doc, p.get("schema") or {})
+            schema = ref_target(doc, p.get("schema") or {})
             kind = schema.get("type", p.get("type", "")) if isinstance(schema, Mapping) else ""
             req = ", required" if p.get("required") else ""
             lines.append(_described(f"parameter {p['name']} ({p.get('in', '?')}, {kind}{req})",
                                     p.get("description")))
-    body = _resolve(doc, op.get("requestBody") or {})
+    body = ref_target(doc, op.get("requestBody") or {})
     if isinstance(body, Mapping):
         if body.get("description"):
             lines.append(f"request body: {body['description']}")
@@ -290,7 +292,7 @@ def _operation(doc: Mapping[str, Any], api: str, method: str, route: str,
                 lines += _schema_lines(doc, media["schema"], "body", _SCHEMA_DEPTH)
                 break
     for code, response in (op.get("responses") or {}).items():
-        response = _resolve(doc, response)
+        response = ref_target(doc, response)
         if not isinstance(response, Mapping):
             continue
         lines.append(_described(f"response {code}", response.get("description")))
@@ -301,20 +303,10 @@ def _operation(doc: Mapping[str, Any], api: str, method: str, route: str,
     return Section(title, "\n".join(lines))
 
 
-def _resolve(doc: Mapping[str, Any], node: Any) -> Any:
-    """A local `$ref` (`#/components/schemas/Event`) replaced by its target, once."""
-    if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
-        target: Any = doc
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        return target if target is not None else {}
-    return node
-
-
 def _schema_lines(doc: Mapping[str, Any], schema: Any, prefix: str, depth: int) -> list[str]:
     """`prefix.field (type): description` for the properties of a schema, `depth` deep."""
     ref = schema.get("$ref") if isinstance(schema, Mapping) else None
-    schema = _resolve(doc, schema)
+    schema = ref_target(doc, schema)
     if not isinstance(schema, Mapping) or depth <= 0:
         return []
     lines = []
@@ -324,7 +316,7 @@ def _schema_lines(doc: Mapping[str, Any], schema: Any, prefix: str, depth: int) 
         return lines + _schema_lines(doc, schema["items"], f"{prefix}[]", depth)
     required = set(schema.get("required") or [])
     for name, prop in (schema.get("properties") or {}).items():
-        resolved = _resolve(doc, prop)
+        resolved = ref_target(doc, prop)
         if not isinstance(resolved, Mapping):
             continue
         kind = resolved.get("type", "object")
