@@ -22,9 +22,9 @@ from typing import Any
 
 from envs import errors, registry
 from envs.base import Environment, ErrorKind, StateError, ToolResult, ToolSpec
-from envs.names import SEPARATOR, qualify, split_name
+from envs.names import qualify, split_name
 
-__all__ = ["ASSISTANT", "SEPARATOR", "USER", "World", "qualify", "split_name"]
+__all__ = ["ASSISTANT", "USER", "World"]
 
 ASSISTANT = "assistant"
 USER = "user"

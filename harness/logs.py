@@ -17,7 +17,7 @@ from typing import Any
 from inspect_ai.log import EvalSample, read_eval_log_samples
 from inspect_ai.util import Store
 
-from envs.world import split_name
+from envs.names import split_name
 from harness.episode import EpisodeProgress
 from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
 

@@ -54,9 +54,10 @@ from pydantic import BaseModel, model_validator
 
 from envs import errors
 from envs.base import Environment, ErrorKind, ToolResult, ToolSpec
+from envs.names import SEPARATOR, qualify, split_name
 from envs.schemas import inline_refs
 from envs.tau2.tool_objects import official_tools
-from envs.world import SEPARATOR, World, qualify, split_name
+from envs.world import World
 from harness import inspect_compat
 from harness.trajectory import Role
 from harness.verbatim_tools import verbatim

@@ -16,7 +16,7 @@ import anyio
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 from inspect_ai.util import Store
 
-from envs.world import split_name
+from envs.names import split_name
 from harness.episode import (
     Episode,
     EpisodeProgress,

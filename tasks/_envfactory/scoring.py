@@ -11,7 +11,8 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, metric, score
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store_as
 
-from envs.world import World, split_name
+from envs.names import split_name
+from envs.world import World
 from harness.episode import EpisodeProgress
 from harness.metrics import grouped_mean
 from harness.rewards import RewardConfig, composite_reward

@@ -82,7 +82,8 @@ def gold_calls(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 def environment_texts(row: dict[str, Any]) -> list[str]:
     """The texts our environments return for the row's gold calls, replayed from its start."""
-    from envs.world import World, split_name
+    from envs.names import split_name
+    from envs.world import World
 
     info = row["extra_info"]
     start = json.loads(info["tools_kwargs"]["envfactory"]["start_state"])

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from envs.world import split_name
+from envs.names import split_name
 from harness.rewards import RewardConfig, composite_reward
 from harness.trajectory import Call
 from training.verl.session import CALLS_KEY, ROW_KEY, STATE_KEY
