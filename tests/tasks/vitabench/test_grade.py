@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from envfactory.cli import app
 from tasks._vitabench.grade import grade_file
-from tests.tasks.vitabench.test_judge import TEMPLATE, ScriptedJudge, official
+from testkit.scripted import answers
+from tests.tasks.vitabench.test_judge import TEMPLATE, official
 
 RECORDS = ["judge_delivery_en.json", "judge_instore_en.json", "judge_delivery_zh.json"]
 
@@ -78,32 +79,33 @@ def check_results(results: list[dict[str, Any]]) -> None:
 
 def test_grade_file_with_a_scripted_judge(tmp_path: Path, release_dir: Path) -> None:
     source = tmp_path / "conversations.jsonl"
-    judge = ScriptedJudge(*write_input(source))
+    replies = write_input(source)
+    judge = answers(*replies)
     out = tmp_path / "results.jsonl"
     results = asyncio.run(grade_file(source, judge.model, out))
     check_results(results)
     assert [json.loads(line) for line in out.read_text().splitlines()] == results
-    assert not judge.replies
+    assert len(judge.requests) == len(replies)  # every scripted reply used
 
 
 def test_interrupted_run_resumes(tmp_path: Path, release_dir: Path) -> None:
     source = tmp_path / "conversations.jsonl"
     replies = write_input(source)
     full = tmp_path / "full.jsonl"
-    asyncio.run(grade_file(source, ScriptedJudge(*replies).model, full))
+    asyncio.run(grade_file(source, answers(*replies).model, full))
     first, second, *_ = full.read_text().splitlines(keepends=True)
     out = tmp_path / "results.jsonl"
     out.write_text(first + second[:40], encoding="utf-8")  # killed while writing line 2
-    judge = ScriptedJudge(*replies[3:])  # conversation 1 took three windows
+    judge = answers(*replies[3:])  # conversation 1 took three windows
     progress: list[tuple[int, int]] = []
     results = asyncio.run(grade_file(source, judge.model, out,
                                      on_result=lambda d, t: progress.append((d, t))))
     assert [r["task_id"] for r in results] == ["10826004", "10721002", "10721002"]
     assert out.read_text() == full.read_text()
     assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    assert not judge.replies
+    assert len(judge.requests) == len(replies) - 3  # every scripted reply used
     # a finished file: nothing left to grade
-    assert asyncio.run(grade_file(source, ScriptedJudge().model, out)) == []
+    assert asyncio.run(grade_file(source, answers().model, out)) == []
 
 
 def test_results_of_another_input_are_refused(tmp_path: Path, release_dir: Path) -> None:
@@ -112,7 +114,7 @@ def test_results_of_another_input_are_refused(tmp_path: Path, release_dir: Path)
     out = tmp_path / "results.jsonl"
     out.write_text(json.dumps({"task_id": "10826004"}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="not this input's results"):
-        asyncio.run(grade_file(source, ScriptedJudge().model, out))
+        asyncio.run(grade_file(source, answers().model, out))
 
 
 def test_concurrent_grading_keeps_input_order(tmp_path: Path, release_dir: Path) -> None:
@@ -120,7 +122,7 @@ def test_concurrent_grading_keeps_input_order(tmp_path: Path, release_dir: Path)
     source.write_text("".join(
         json.dumps(conversation(RECORDS[1], termination_reason=t)) + "\n"
         for t in ("max_steps", "user_stop", "too_many_errors")), encoding="utf-8")
-    judge = ScriptedJudge(*official(RECORDS[1])["replies"])
+    judge = answers(*official(RECORDS[1])["replies"])
     results = asyncio.run(grade_file(source, judge.model, tmp_path / "out.jsonl",
                                      max_concurrent=3))
     assert [(r["termination"], r["reward"]) for r in results] == [
@@ -133,12 +135,12 @@ def test_unknown_task_is_reported_before_any_judging(tmp_path: Path, release_dir
     source.write_text(json.dumps(conversation(RECORDS[1], task_id="nope")) + "\n",
                       encoding="utf-8")
     with pytest.raises(ValueError, match="conversation 1: .*no task 'nope'"):
-        asyncio.run(grade_file(source, ScriptedJudge().model))
+        asyncio.run(grade_file(source, answers().model))
 
 
 def test_cli(tmp_path: Path, release_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "conversations.jsonl"
-    judge = ScriptedJudge(*write_input(source))
+    judge = answers(*write_input(source))
     asked: list[tuple[str, str | None, dict[str, Any]]] = []
 
     def get_model(name: str, base_url: str | None = None, config: Any = None,
