@@ -162,6 +162,22 @@ class _Stream:
         return self.data.decode("utf-8", errors="replace")
 
 
+class _MarkerPipe:
+    """The guard's marker pipe, each end closed exactly once. The parent closes the write
+    end as soon as the child holds it (so reading sees EOF); closing a number twice would,
+    with runs on other threads, close whatever pipe reused that number in between."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self._open = {self.read_fd, self.write_fd}
+
+    def close(self, *fds: int) -> None:
+        for fd in fds or tuple(self._open):
+            if fd in self._open:
+                self._open.discard(fd)
+                os.close(fd)
+
+
 @dataclass
 class _Outcome:
     returncode: int | None
@@ -186,7 +202,7 @@ def run_sandboxed(argv: list[str], *, files: Mapping[str, str],
     root = os.geteuid() == 0
     missing_namespaces = probe_namespaces()
     base = Path(tempfile.mkdtemp(prefix="envgen-sandbox-"))
-    marker_r, marker_w = os.pipe()
+    marker = _MarkerPipe()
     try:
         work, guard = base / "work", base / "guard"
         work.mkdir(mode=0o700)
@@ -200,24 +216,20 @@ def run_sandboxed(argv: list[str], *, files: Mapping[str, str],
             os.chmod(base, 0o711)
             _chown_tree(work, uid)
         (guard / "sitecustomize.py").write_text(
-            _guard_text(work, marker_w, limits, block=missing_namespaces is not None),
+            _guard_text(work, marker.write_fd, limits, block=missing_namespaces is not None),
             encoding="utf-8")
         os.chmod(guard / "sitecustomize.py", 0o644)
         plan = _plan(work, limits, uid, python_path, namespaces=missing_namespaces is None)
         layers = _layers_text(uid, limits, missing_namespaces)
         env = _environment(work, guard, python_path)
-        outcome = _run(argv, work, env, plan, limits, marker_r, marker_w, uid)
+        outcome = _run(argv, work, env, plan, limits, marker, uid)
         if isinstance(outcome, str):
             return SandboxResult(verdict="crashed", returncode=None, stdout="", stderr=outcome,
                                  wall_s=0.0, cpu_s=0.0, files={},
                                  detail=f"The command could not start: {outcome} ({layers}).")
         left = _left_files(work, relative, limits.max_output_bytes)
     finally:
-        for fd in (marker_r, marker_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        marker.close()
         shutil.rmtree(base, onerror=_force_remove)
     verdict, why = classify(outcome.returncode, timed_out=outcome.timed_out,
                             cpu_s=outcome.cpu_s, limits=limits, stdout=outcome.stdout.text(),
@@ -335,23 +347,23 @@ def _environment(work: Path, guard: Path, python_path: Sequence[Path]) -> dict[s
 
 
 def _run(argv: list[str], work: Path, env: dict[str, str], plan: ChildPlan,
-         limits: SandboxLimits, marker_r: int, marker_w: int,
-         uid: int | None) -> _Outcome | str:
+         limits: SandboxLimits, marker: _MarkerPipe, uid: int | None) -> _Outcome | str:
     """Start the child, collect its output, enforce the wall limit, reap it with its
     rusage and kill whatever it left; a string when it could not start."""
     started = time.perf_counter()
     try:
         proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=(marker_w,), start_new_session=True,
+                                pass_fds=(marker.write_fd,), start_new_session=True,
                                 preexec_fn=child_setup(plan))
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{type(exc).__name__}: {exc}"
-    os.close(marker_w)
+    marker.close(marker.write_fd)
     assert proc.stdout is not None and proc.stderr is not None
     out, err, markers = (_Stream(limits.max_output_bytes), _Stream(limits.max_output_bytes),
                          _Stream(_MARKER_CAP))
-    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, marker_r: markers}
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err,
+               marker.read_fd: markers}
     pidfd = os.pidfd_open(proc.pid)
     selector = selectors.DefaultSelector()
     for fd in (*streams, pidfd):

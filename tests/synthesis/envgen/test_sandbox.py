@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -391,8 +392,13 @@ print(json.dumps({name: run_sandboxed(["python", "-c", code], files={}, limits=l
 @kernel_layers
 def test_user_mode_as_an_unprivileged_user(open_dir: Path) -> None:
     """The non-root path (user namespace): run as `nobody`, whose own file must still be
-    safe from the sandboxed code. The interpreter under /root is exposed to `nobody` the
-    way the sandbox itself does it."""
+    safe from the sandboxed code. The interpreter under /root and the checkout are exposed
+    to `nobody` the way the sandbox itself does it."""
+    unreadable = [p for p in (ROOT / "synthesis" / "envgen" / "sandbox.py", Path(sys.executable))
+                  if not os.stat(os.path.realpath(p)).st_mode & stat.S_IROTH]
+    if unreadable:
+        pytest.skip(f"{unreadable[0]} is not readable by other users (umask 077?), so `nobody` "
+                    "cannot import the checkout")
     own = open_dir / "own.txt"
     own.write_text("original")
     os.chown(own, NOBODY, NOBODY)
@@ -400,7 +406,9 @@ def test_user_mode_as_an_unprivileged_user(open_dir: Path) -> None:
     def become_nobody() -> None:
         isolation._check(isolation._libc().unshare(isolation.CLONE_NEWNS), "unshare")
         isolation._mount(None, "/", None, isolation.MS_REC | isolation.MS_PRIVATE)
-        for cover, inner in isolation.exposures(isolation.interpreter_dirs()):
+        # the checkout too: a clone under a 0700 directory (mktemp -d, a private home)
+        # is otherwise out of nobody's reach, as the interpreter under /root is
+        for cover, inner in isolation.exposures((*isolation.interpreter_dirs(), str(ROOT))):
             isolation._expose(cover, inner)
         os.setgroups([])
         os.setresgid(NOBODY, NOBODY, NOBODY)
@@ -422,3 +430,19 @@ def test_user_mode_as_an_unprivileged_user(open_dir: Path) -> None:
         "fork_bomb": "process_limit"}
     assert results["ok"].stdout == "hi\n"
     assert own.read_text() == "original"
+
+
+def test_the_marker_pipe_never_closes_a_number_twice() -> None:
+    """Closing the write end early and everything at the end must not close a pipe that
+    another run (another thread) opened under the reused number in between: that closed a
+    neighbour's stderr in CI when runs validated in parallel."""
+    marker = sandbox_module._MarkerPipe()
+    marker.close(marker.write_fd)
+    reused_r, reused_w = os.pipe()  # the lowest free numbers: the one just closed
+    try:
+        marker.close()
+        os.write(reused_w, b"x")
+        assert os.read(reused_r, 1) == b"x"
+    finally:
+        os.close(reused_r)
+        os.close(reused_w)
