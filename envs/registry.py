@@ -15,7 +15,20 @@ from envs.base import Environment, ToolSpec
 from envs.bfcl import package
 from envs.bfcl.environment import BfclEnvironment
 
-__all__ = ["EnvEntry", "all_entries", "create", "get"]
+__all__ = ["BENCHMARK_PREFIXES", "EnvEntry", "all_entries", "benchmark_of", "create", "get"]
+
+#: name prefix -> the benchmark whose own environments these are. They are registered so
+#: that `env serve`/`env show` and the benchmarks' episodes can use them, but they are
+#: never training data: synthesizing or training on a benchmark's environments makes its
+#: scores meaningless (QueryGen excludes them, `train export` refuses them).
+BENCHMARK_PREFIXES = {"bfcl/": "BFCL v3", "tau2/": "τ²-bench", "vitabench/": "VitaBench",
+                      "mcp_atlas/": "MCP-Atlas"}
+
+
+def benchmark_of(name: str) -> str | None:
+    """The benchmark an environment (or qualified tool) name belongs to, or None."""
+    return next((bench for prefix, bench in BENCHMARK_PREFIXES.items()
+                 if name.startswith(prefix)), None)
 
 
 @dataclass(frozen=True)
