@@ -52,6 +52,7 @@ from synthesis.embedders import Embedder
 __all__ = [
     "BuildTiming",
     "GraphStats",
+    "NotAGraph",
     "ParamInfo",
     "ToolGraph",
     "build_graph",
@@ -72,6 +73,10 @@ RELEASE_EDGES = 10620
 _LINK_KEYS = {"source": "from", "target": "to"}
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class NotAGraph(ValueError):
+    """A file given as a tool graph that is not one (`file[:line]: what was expected`)."""
 
 
 class ParamInfo(BaseModel):
@@ -314,16 +319,36 @@ class ToolGraph:
         write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1))
         if self.embeddings is not None:
             ids, vectors = self.embeddings
-            np.savez_compressed(self._embeddings_path(path), ids=np.asarray(ids, dtype=str),
-                                vectors=vectors.astype(np.float32))
+            side = self._embeddings_path(path)
+            partial = side.with_name(side.name + ".partial")
+            with partial.open("wb") as f:  # a file object: numpy adds no suffix to it
+                np.savez_compressed(f, ids=np.asarray(ids, dtype=str),
+                                    vectors=vectors.astype(np.float32))
+            partial.replace(side)
         return path
 
     @classmethod
     def load(cls, path: Path | str) -> ToolGraph:
+        """The graph `save` wrote; a file that is not one raises `NotAGraph` naming the
+        file (and line) and what was expected."""
         path = Path(path)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges",
-                              **_LINK_KEYS)
+        expected = "a tool graph (node-link JSON written by `envfactory synth graph`)"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise NotAGraph(f"{path}:{e.lineno}: not JSON ({e.msg}); expected {expected}"
+                            ) from None
+        except UnicodeDecodeError:
+            raise NotAGraph(f"{path}: not text; expected {expected}") from None
+        if not (isinstance(data, dict) and isinstance(data.get("nodes"), list)
+                and isinstance(data.get("edges"), list)):
+            raise NotAGraph(f"{path}: JSON without 'nodes' and 'edges' lists; expected "
+                            f"{expected}")
+        try:
+            g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges",
+                                  **_LINK_KEYS)
+        except (KeyError, TypeError, nx.NetworkXError) as e:
+            raise NotAGraph(f"{path}: a node or edge lacks {e}; expected {expected}") from None
         embeddings = None
         side = cls._embeddings_path(path)
         if side.exists():

@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from envfactory.cli.envgen_search import search_cmd
+from envfactory.cli.errors import CommandError
 from envfactory.cli.options import (
     MaxTokensOpt,
     ModelArgsOpt,
@@ -60,8 +61,12 @@ def build_cmd(
 ) -> None:
     """Write, test, revise and register an environment for each API description."""
     from synthesis.envgen.pipeline import ROLES, BuildConfig, build, summary_rows
+    from synthesis.roles import gold_player_problem
 
     models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
+    problem = gold_player_problem(models, "EnvGen")
+    if problem:
+        raise typer.BadParameter(problem, param_hint="--model/--model-role")
     config = BuildConfig(max_revisions=max_revisions, concurrency=max_concurrency,
                          register_passing=register)
     with Progress(TextColumn("{task.fields[env]}"), BarColumn(), MofNCompleteColumn(),
@@ -89,3 +94,6 @@ def build_cmd(
     passed = sum(r.verdict == "passed" for r in reports)
     console.print(f"{passed}/{len(reports)} environments passed every test; reports in "
                   f"{out_dir}/<env>/report.json")
+    if reports and not passed:
+        raise CommandError(f"none of the {len(reports)} environments passed its tests; see "
+                           f"{out_dir}/<env>/report.json (a rerun resumes)")

@@ -102,7 +102,12 @@ def _run_agent(docs: Corpus, goal: str, out: Path, model: str | None, model_role
         network_available,
         run_search_agent,
     )
+    from synthesis.roles import gold_player_problem
+
     searcher = role_models([ROLE], model, model_args, model_role, max_tokens)[ROLE]
+    problem = gold_player_problem({ROLE: searcher}, "search-agent")
+    if problem:
+        raise typer.BadParameter(problem, param_hint="--model/--model-role")
     web = None
     if web_search is not None:
         if not network_available():

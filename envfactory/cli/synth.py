@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import envfactory.cli.synth_contamination as synth_contamination
 import envfactory.cli.synth_graph as synth_graph
+from envfactory.cli.errors import CommandError
 from envfactory.cli.options import (
     MaxTokensOpt,
     ModelArgsOpt,
@@ -72,13 +73,18 @@ def queries(
     max_tokens: MaxTokensOpt = None,
 ) -> None:
     """Synthesize verified multi-turn trajectories from sampled tool chains (roles synth,
-    solver, user, judge)."""
+    solver, user, judge). A benchmark's environments (bfcl/*, tau2/*, ...) are never
+    sampled. Exits 1 when no chain gave a trajectory."""
     from harness.usage import counting_tokens
     from synthesis.querygen import ROLES, synthesize
     from synthesis.querygen import preset as get_preset
-    from synthesis.querygen.run import RunArgs, run_queries
+    from synthesis.querygen.run import REJECTIONS, BadRunArgs, RunArgs, run_queries
+    from synthesis.roles import gold_player_problem
 
     models = role_models(ROLES, model, model_args or [], model_role or [], max_tokens)
+    problem = gold_player_problem(models, "QueryGen")
+    if problem:
+        raise typer.BadParameter(problem, param_hint="--model/--model-role")
     config = get_preset(preset, **({"pass_k": pass_k} if pass_k else {}))
     args = RunArgs(graph=graph, out=out_dir, n=n, seed=seed, preset=preset, split=split,
                    envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,
@@ -99,8 +105,23 @@ def queries(
                 f"kept {counts['kept']} | rejected {sum(counts.values()) - counts['kept']}"
                 f"{' (' + rejected + ')' if rejected else ''} | tokens {tokens.total:,}"))
 
-        summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
-                                          on_outcome=seen, on_resume=lambda k: bar.update(
-                                              task, advance=k)))
-    console.print(f"{out_dir}: {summary.kept} kept, rejected {summary.rejected or 'none'} "
-                  f"({summary.skipped} already there, {summary.written} new)")
+        try:
+            summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
+                                              on_outcome=seen, on_resume=lambda k: bar.update(
+                                                  task, advance=k)))
+        except BadRunArgs as e:
+            raise typer.BadParameter(str(e), param_hint=e.option) from None
+    if summary.excluded:
+        console.print(f"left out {len(summary.excluded)} benchmark environments of the graph "
+                      f"(never training data): {', '.join(summary.excluded)}")
+    reasons = ", ".join(f"{k} {v}" for k, v in summary.rejected.items())
+    console.print(f"{out_dir}: {summary.kept} kept, {summary.failed} failed"
+                  f"{' (' + reasons + ')' if reasons else ''} ({summary.skipped} already "
+                  f"there, {summary.written} new)")
+    if summary.failed and not summary.kept:
+        raise CommandError(f"all {summary.failed} chains failed ({reasons}); the reasons "
+                           f"are in {out_dir / REJECTIONS} (a rerun resumes and skips them; "
+                           "remove that file to try them again)")
+    if summary.failed:
+        console.print(f"{summary.failed} of {summary.kept + summary.failed} chains failed; "
+                      f"reasons in {out_dir / REJECTIONS}")

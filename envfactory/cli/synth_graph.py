@@ -30,27 +30,71 @@ from envfactory.cli.options import (
     role_models,
 )
 from envs.base import ToolSpec
+from envs.jsonl import write_atomic
 from synthesis import graph as tg
 from synthesis import graph_llm
-from synthesis.embedders import get_embedder
+from synthesis.embedders import Embedder, get_embedder
 from synthesis.graph_view import write_view
+from synthesis.roles import gold_player_problem
 
 __all__ = ["graph", "graph_refine", "graph_view"]
 
 
 def _registry_sources(names: list[str], console: Console) -> dict[str, list[ToolSpec]]:
-    """Named environments; with "all", every registered one whose schemas load here."""
+    """Named environments; with "all", every registered one whose schemas load here. A
+    benchmark's own environments (`registry.benchmark_of`) are never sources: chains are
+    sampled from this graph, and training data on them would void their scores."""
     from envs import registry
 
-    if names != ["all"]:
+    entries = registry.all_entries()
+    if names == ["all"]:
+        skipped = [e.name for e in entries if registry.benchmark_of(e.name)]
+        if skipped:
+            console.print(f"left out {len(skipped)} benchmark environments (never training "
+                          f"data): {escape(', '.join(skipped))}")
+        sources = {}
+        for entry in entries:
+            if registry.benchmark_of(entry.name):
+                continue
+            try:
+                sources[entry.name] = entry.specs()
+            except Exception as e:  # noqa: BLE001 (a missing download must not stop the rest)
+                console.print(f"[yellow]skipping {escape(entry.name)}: {escape(str(e)[:120])}")
+        return sources
+    benchmark = [n for n in names if registry.benchmark_of(n)]
+    if benchmark:
+        raise typer.BadParameter(
+            f"{', '.join(benchmark)}: a benchmark's environments "
+            f"({', '.join(sorted({str(registry.benchmark_of(n)) for n in benchmark}))}), never "
+            "training data; name others", param_hint="--envs")
+    known = {e.name for e in entries}
+    unknown = [n for n in names if n not in known and ":" not in n]
+    if unknown:
+        usable = sorted(n for n in known if not registry.benchmark_of(n))
+        raise typer.BadParameter(
+            f"unknown environment{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"known: {', '.join(usable)}, or 'all', or package.module:Class "
+            "(`envfactory env list` describes them)", param_hint="--envs")
+    try:
         return tg.specs_from_registry(names)
-    sources = {}
-    for entry in registry.all_entries():
-        try:
-            sources[entry.name] = entry.specs()
-        except Exception as e:  # noqa: BLE001 (a missing download must not stop the rest)
-            console.print(f"[yellow]skipping {escape(entry.name)}: {escape(str(e)[:120])}")
-    return sources
+    except KeyError as e:  # a `module:Class` that does not import, a broken generated file
+        raise typer.BadParameter(str(e.args[0]), param_hint="--envs") from None
+
+
+def _embedder(spec: str, threshold: float | None) -> Embedder:
+    """The `--embedder` (nothing loads until the first text is embedded)."""
+    try:
+        return get_embedder(spec, threshold=threshold)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--embedder") from None
+
+
+def _load(graph_file: Path) -> tg.ToolGraph:
+    """The GRAPH_FILE argument; one that is not a tool graph is a usage error."""
+    try:
+        return tg.ToolGraph.load(graph_file)
+    except tg.NotAGraph as e:
+        raise typer.BadParameter(str(e), param_hint="GRAPH_FILE") from None
 
 
 def _print_stats(stats: tg.GraphStats, threshold: float, embedder: str,
@@ -84,6 +128,9 @@ def graph(
     threshold: Annotated[float | None, typer.Option(
         help="Parameter_Relate cosine threshold (default: the embedder's).")] = None,
     out_dir: Annotated[Path, out_dir_option("Output folder.")] = Path("graph"),
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace OUT_DIR/graph.json if it is there (graph-refine's work in it is "
+             "lost).")] = False,
 ) -> None:
     """Build the tool graph and write OUT_DIR/graph.json (+ embeddings, stats.json).
 
@@ -91,7 +138,12 @@ def graph(
     graph with `envfactory synth graph-refine OUT_DIR/graph.json`.
     """
     console = Console()
-    names = [n for item in envs or [] for n in item.split(",") if n]
+    if (out_dir / "graph.json").exists() and not overwrite:
+        raise typer.BadParameter(f"{out_dir / 'graph.json'} exists (with any graph-refine "
+                                 "passes); pass --overwrite to replace it, or another "
+                                 "--out-dir", param_hint="--out-dir")
+    emb = _embedder(embedder, threshold)
+    names = [n.strip() for item in envs or [] for n in item.split(",") if n.strip()]
     sources: dict[str, list[ToolSpec]] = {}
     if names:
         sources.update(_registry_sources(names, console))
@@ -101,7 +153,6 @@ def graph(
         sources.update(tg.specs_from_envfactory_dir(servers))
     if not sources:
         raise typer.BadParameter("give at least one source: --envs, --metadata or --servers")
-    emb = get_embedder(embedder, threshold=threshold)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
         tasks: dict[str, TaskID] = {}
@@ -115,14 +166,14 @@ def graph(
         built = tg.build_graph(sources, emb, progress=progress)
     path = built.save(out_dir / "graph.json")
     stats = built.stats()
-    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(), indent=1) + "\n",
-                                    encoding="utf-8")
+    write_atomic(out_dir / "stats.json", json.dumps(stats.model_dump(), indent=1) + "\n")
     _print_stats(stats, float(built.g.graph["threshold"]), emb.name, console)
     console.print(f"wrote {escape(str(path))}")
 
 
 def graph_view(
-    graph_file: Annotated[Path, typer.Argument(help="graph.json from `synth graph`.")],
+    graph_file: Annotated[Path, typer.Argument(help="graph.json from `synth graph`.",
+                                               exists=True, dir_okay=False)],
     env: Annotated[str | None, typer.Option(help="Draw this environment's tools.")] = None,
     tool: Annotated[str | None, typer.Option(
         help="Draw the neighbourhood of this tool id ('{env}-{tool}').")] = None,
@@ -131,7 +182,7 @@ def graph_view(
     = Path("graph.html"),
 ) -> None:
     """Write a self-contained HTML picture of the graph, an environment or a neighbourhood."""
-    loaded = tg.ToolGraph.load(graph_file)
+    loaded = _load(graph_file)
     try:
         path = write_view(loaded, out, env=env, tool=tool, radius=radius)
     except KeyError as e:
@@ -172,9 +223,12 @@ def graph_refine(
     import asyncio
 
     console = Console()
-    loaded = tg.ToolGraph.load(graph_file)
+    loaded = _load(graph_file)
     synth = role_models([graph_llm.ROLE], model, model_args or [], model_role or [],
                         max_tokens)[graph_llm.ROLE]
+    problem = gold_player_problem({graph_llm.ROLE: synth}, "graph-refine")
+    if problem:
+        raise typer.BadParameter(problem, param_hint="--model/--model-role")
     orphans_before = loaded.stats().orphan_required_inputs
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -218,7 +272,7 @@ def graph_refine(
     loaded.save(graph_file)
     stats = loaded.stats()
     stats_file = graph_file.with_name("stats.json")
-    stats_file.write_text(json.dumps(stats.model_dump(), indent=1) + "\n", encoding="utf-8")
+    write_atomic(stats_file, json.dumps(stats.model_dump(), indent=1) + "\n")
     console.print(f"orphan required inputs: {orphans_before} -> {stats.orphan_required_inputs}")
     _print_stats(stats, float(loaded.g.graph.get("threshold", float("nan"))),
                  str(loaded.g.graph.get("embedder", "unknown embedder")), console)

@@ -5,7 +5,10 @@ run is a pure function of its arguments and the models. Outcomes are written in 
 order, each as one write of a full line followed by flush and fsync; a rerun of the same
 command drops a torn last line, skips every id already in either file and appends the
 rest, so a run killed at any point and rerun ends with the same files as one that never
-stopped. Held-out environments (``splits.json``) are only sampled when the split asks.
+stopped. Held-out environments (``splits.json``) are only sampled when the split asks;
+a benchmark's own environments (`envs.registry.benchmark_of`: `bfcl/*`, `tau2/*`, ...) are
+never sampled, whatever the graph holds: training on them would make their scores
+meaningless.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from envs.hashing import file_sha256
 from envs.jsonl import append_line, complete_lines, write_atomic
+from envs.registry import benchmark_of
 from harness.results_file import write_in_order
 from synthesis.chain import ToolChain
 from synthesis.graph import ToolGraph
@@ -29,8 +33,8 @@ from synthesis.querygen.config import QueryGenConfig
 from synthesis.querygen.synthesize import Kept, Outcome, Rejected
 from synthesis.sampler import SamplerName, sample_chain
 
-__all__ = ["Manifest", "RunArgs", "RunSummary", "Synthesize", "allowed_envs", "chain_id",
-           "chain_seed", "done_ids", "run_queries"]
+__all__ = ["BadRunArgs", "Manifest", "RunArgs", "RunSummary", "Synthesize", "allowed_envs",
+           "benchmark_envs", "chain_id", "chain_seed", "done_ids", "run_queries"]
 
 TRAJECTORIES = "trajectories.jsonl"
 REJECTIONS = "rejections.jsonl"
@@ -38,6 +42,15 @@ MANIFEST = "manifest.json"
 
 #: the per-chain step (synthesis.querygen.synthesize, or a stand-in in tests)
 Synthesize = Callable[..., Awaitable[Outcome]]
+
+
+class BadRunArgs(ValueError):
+    """An argument of the run that cannot be used (the command names `option` in a usage
+    error rather than reporting a failure)."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 class RunArgs(BaseModel):
@@ -69,8 +82,10 @@ class Manifest(BaseModel):
     models: dict[str, str]
     #: each role's generation settings (e.g. --max-tokens), non-default fields only
     generate: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    #: environments chains may use (graph ∩ --envs ∩ split)
+    #: environments chains may use (graph ∩ --envs ∩ split, no benchmark's)
     allowed_environments: list[str]
+    #: the graph's benchmark environments, left out of sampling
+    excluded_benchmark_environments: list[str] = Field(default_factory=list)
     #: environments the written records actually use
     environments: list[str] = Field(default_factory=list)
     config: dict[str, Any]
@@ -83,6 +98,13 @@ class RunSummary(BaseModel):
     rejected: dict[str, int]
     skipped: int
     written: int
+    #: the graph's benchmark environments that were left out
+    excluded: list[str] = Field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        """Chains that gave no trajectory (every rejection reason)."""
+        return sum(self.rejected.values())
 
 
 def chain_seed(seed: int, index: int) -> int:
@@ -95,28 +117,45 @@ def chain_id(seed: int, index: int) -> str:
     return f"qg-{seed}-{index:06d}"
 
 
+def benchmark_envs(names: Sequence[str]) -> list[str]:
+    """Those of `names` that are a benchmark's own environments (never training data)."""
+    return [e for e in names if benchmark_of(e) is not None]
+
+
 def allowed_envs(graph_envs: Sequence[str], splits: Mapping[str, Sequence[str]], split: str,
                  wanted: Sequence[str] | None) -> list[str]:
     """The environments a run may sample: the graph's, narrowed by `wanted`, minus every
-    environment of another split (environments in no split count as training ones)."""
+    environment of another split (environments in no split count as training ones) and
+    every benchmark's (`envs.registry.benchmark_of`)."""
     if split not in splits:
-        raise ValueError(f"unknown split {split!r}; splits.json has {sorted(splits)}")
+        raise BadRunArgs(f"unknown split {split!r}; splits.json has {sorted(splits)}",
+                         "--split")
     foreign = {e for name, envs in splits.items() if name != split for e in envs}
     if split != "train":
         # a non-training split is exactly its listed environments
         foreign |= {e for e in graph_envs if e not in splits[split]}
-    pool = [e for e in graph_envs if e not in foreign]
+    benchmark = set(benchmark_envs(graph_envs))
+    pool = [e for e in graph_envs if e not in foreign and e not in benchmark]
     if wanted is None:
         if not pool:
-            raise ValueError(f"the graph has no environment of split {split!r}")
+            raise BadRunArgs(f"the graph has no environment of split {split!r}"
+                             + (f" besides benchmark environments ({len(benchmark)}), "
+                                "which are never training data; build the graph without "
+                                "them" if benchmark else ""), "--graph")
         return pool
+    named = benchmark_envs(wanted)
+    if named:
+        raise BadRunArgs(f"{', '.join(named)}: a benchmark's environments "
+                         f"({', '.join(sorted({str(benchmark_of(e)) for e in named}))}), "
+                         "never training data; name others", "--envs")
     missing = [e for e in wanted if e not in graph_envs]
     if missing:
-        raise ValueError(f"environments not in the graph: {missing}")
+        raise BadRunArgs(f"environments not in the graph: {', '.join(missing)} (the graph "
+                         f"has {', '.join(pool) or 'none usable'})", "--envs")
     barred = [e for e in wanted if e in foreign]
     if barred:
-        raise ValueError(f"environments {barred} are not in split {split!r}; pass --split "
-                         "to use them")
+        raise BadRunArgs(f"environments {', '.join(barred)} are not in split {split!r}; "
+                         "pass --split to use them", "--envs")
     return [e for e in graph_envs if e in wanted]
 
 
@@ -158,6 +197,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         generate={role: m.config.model_dump(mode="json", exclude_none=True)
                   for role, m in models.items()},
         allowed_environments=envs,
+        excluded_benchmark_environments=benchmark_envs(graph.environments()),
         config=config.model_dump(mode="json"))
     old = out / MANIFEST
     if old.exists():
@@ -166,8 +206,8 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
                 "generate", "allowed_environments", "config")
         changed = [k for k in keys if getattr(before, k) != getattr(manifest, k)]
         if changed:
-            raise ValueError(f"{out} holds a run with other {', '.join(changed)}; use another "
-                             "--out or remove it")
+            raise BadRunArgs(f"{out} holds a run with other {', '.join(changed)}; use "
+                             "another --out-dir or remove it", "--out-dir")
     write_atomic(out / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
 
     done = done_ids(out)
@@ -208,4 +248,5 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
     manifest.kept, manifest.rejected = kept, dict(sorted(rejected.items()))
     write_atomic(out / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
     return RunSummary(kept=kept, rejected=manifest.rejected, skipped=len(done),
-                      written=len(written))
+                      written=len(written),
+                      excluded=manifest.excluded_benchmark_environments)
