@@ -10,7 +10,7 @@ leaderboard, `envfactory tau2 grade` and `envfactory/replay` read what it writes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from envs.names import split_name
 from harness.episode import EpisodeProgress
 from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
 
-__all__ = ["progress_of", "trajectories", "trajectory_of", "turns_of"]
+__all__ = ["log_files", "progress_of", "trajectories", "trajectory_of", "turns_of"]
 
 
 def progress_of(sample: EvalSample) -> EpisodeProgress:
@@ -95,3 +95,28 @@ def trajectories(log: Path | str) -> Iterator[Trajectory]:
     header = read_eval_log(str(log), header_only=True)
     for sample in read_eval_log_samples(str(log), all_samples_required=False):
         yield trajectory_of(sample, model=header.eval.model, task=header.eval.task)
+
+
+def log_files(paths: Sequence[Path]) -> list[Path]:
+    """The log files `paths` name: a file as given, a folder as the Inspect logs (`.eval`,
+    `.json`) anywhere under it, oldest first (as `inspect eval --log-dir` leaves them, and
+    found the way `inspect view` finds them: `inspect_ai.log.list_eval_logs`).
+
+    A folder without any log raises `FileNotFoundError` naming it: converting it to an
+    empty file would hide a wrong path. A missing path raises the same."""
+    from inspect_ai.log import list_eval_logs
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = [Path(info.name.removeprefix("file://"))
+                     for info in list_eval_logs(str(path.resolve()), descending=False)]
+            if not found:
+                raise FileNotFoundError(f"{path}: no Inspect logs (*.eval, *.json) in this "
+                                        "folder")
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such log file or folder")
+    return files

@@ -7,18 +7,34 @@ Output directory:
     rl/tools.yaml                              (verl: multi_turn.tool_config_path)
     manifest.json                              (inputs and their hashes, counts, options)
 
+All or nothing: the files are built in a temporary folder beside the output and renamed
+into place at the end, manifest included, so a failure leaves no half-written export and
+an older one as it was. An existing folder with files in it is replaced only when the
+caller says so (`overwrite`), and only after the new export is complete. Two exports to
+one folder at once would silently leave the last writer's files: each holds an exclusive
+lock on `.<folder>.lock` beside the folder (`fcntl.flock`, released when the process
+ends however it ends), so the second fails at once, naming the first one's pid.
+
 Each file is written through a `datasets.Dataset` with explicit `Features`, so the column
 types are fixed (not inferred from the first rows) and the same objects can be pushed to
 the Hub. The validation split is drawn by conversation with a seeded shuffle (the release:
 ratio 0.95 train, seed 42), so all rows of one trajectory land on one side. Held-out
-trajectories are refused: training on them would contaminate the held-out suite.
+trajectories are refused: training on them would contaminate the held-out suite; so are a
+benchmark's own trajectories (BFCL, τ², VitaBench, MCP-Atlas, `benchmark_data`), unless the
+caller allows them explicitly, which the manifest then records.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
 import random
-from collections.abc import Sequence
+import secrets
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +44,8 @@ from datasets import Dataset, Features, List, Value
 from pydantic import BaseModel
 
 from envs.hashing import file_sha256
+from envs.jsonl import write_atomic
+from envs.registry import BENCHMARK_PREFIXES, benchmark_of
 from harness.trajectory import Trajectory, read_jsonl
 from training.rl_export import rl_rows, tools_config
 from training.sft_export import (
@@ -38,8 +56,8 @@ from training.sft_export import (
     sft_samples,
 )
 
-__all__ = ["RL_FEATURES", "SFT_FEATURES", "ExportSummary", "export", "rl_dataset",
-           "sft_dataset", "val_ids"]
+__all__ = ["RL_FEATURES", "SFT_FEATURES", "ExportLocked", "ExportSummary", "OutputInUse",
+           "benchmark_data", "export", "output_lock", "rl_dataset", "sft_dataset", "val_ids"]
 
 SFT_NAME = "envfactory_sft"
 
@@ -84,14 +102,35 @@ class ExportSummary(BaseModel):
     inputs: dict[str, str]  # path -> sha256
     val_ratio: float
     seed: int
+    #: whether benchmark trajectories were allowed in (`--allow-benchmark-data`)
+    allow_benchmark_data: bool = False
+    #: benchmark -> trajectories of it in this export (empty unless allowed)
+    benchmark_trajectories: dict[str, int] = {}
+
+
+class OutputInUse(ValueError):
+    """The output path cannot be used as asked: a file, or a folder that already holds
+    files when replacing it was not asked for."""
+
+
+class ExportLocked(RuntimeError):
+    """Another export is writing the same output folder right now."""
+
+
+def _dataset(rows: list[dict[str, Any]], features: Features) -> Dataset:
+    # `from_list([])` infers no columns and fails against the features; empty columns keep
+    # the schema, so an empty split is still a readable file of the right types
+    if not rows:
+        return Dataset.from_dict({name: [] for name in features}, features=features)
+    return Dataset.from_list(rows, features=features)
 
 
 def sft_dataset(samples: list[dict[str, Any]], fmt: SftFormat) -> Dataset:
-    return Dataset.from_list(samples, features=SFT_FEATURES[fmt])
+    return _dataset(samples, SFT_FEATURES[fmt])
 
 
 def rl_dataset(rows: list[dict[str, Any]]) -> Dataset:
-    return Dataset.from_list(rows, features=RL_FEATURES)
+    return _dataset(rows, RL_FEATURES)
 
 
 def val_ids(ids: Sequence[str], val_ratio: float, seed: int) -> set[str]:
@@ -105,30 +144,143 @@ def val_ids(ids: Sequence[str], val_ratio: float, seed: int) -> set[str]:
     return set(order[:k])
 
 
-def _read(inputs: Sequence[Path]) -> list[Trajectory]:
+def _task_benchmark(task: str) -> str | None:
+    """The benchmark of an Inspect task name (`bfcl_singleturn`, `tau2_airline`,
+    `mcp_atlas`, a `file.py@name` or `package/name` spelling too), by the same prefixes
+    as the environments: `bfcl/` names the `bfcl` and `bfcl_*` tasks. The task name is
+    needed where a benchmark's samples name no environment (BFCL single-turn executes
+    nothing; MCP-Atlas runs MCP servers, not registered environments)."""
+    name = task.rpartition("@")[2].rpartition("/")[2]
+    return next((bench for prefix, bench in BENCHMARK_PREFIXES.items()
+                 if name == prefix.rstrip("/") or name.startswith(prefix.rstrip("/") + "_")),
+                None)
+
+
+def benchmark_data(trajectory: Trajectory) -> tuple[str, str] | None:
+    """(benchmark, why) when `trajectory` is a benchmark's own data — one of its
+    environments is (`envs.registry.benchmark_of`), or it was converted from a log of a
+    benchmark's task (`metadata["task"]`, `harness.logs`) — else None."""
+    for env in trajectory.environments:
+        bench = benchmark_of(env)
+        if bench is not None:
+            return bench, f"environment {env}"
+    task = trajectory.metadata.get("task")
+    bench = _task_benchmark(task) if isinstance(task, str) else None
+    return (bench, f"task {task}") if bench is not None else None
+
+
+def _read(inputs: Sequence[Path], allow_benchmark_data: bool
+          ) -> tuple[list[Trajectory], dict[str, int]]:
+    """The trajectories of `inputs`, and how many of each benchmark (allowed ones only)."""
     trajectories: list[Trajectory] = []
+    benchmarks: dict[str, int] = {}
     seen: dict[str, Path] = {}
     for path in inputs:
         for traj in read_jsonl(path):
             if traj.provenance.split == "heldout":
                 raise ValueError(f"{path}: trajectory {traj.id} is from the held-out split; "
                                  "training on it would contaminate the held-out suite")
+            found = benchmark_data(traj)
+            if found is not None and not allow_benchmark_data:
+                bench, why = found
+                raise ValueError(f"{path}: trajectory {traj.id} is {bench} benchmark data "
+                                 f"({why}); training on a benchmark's own conversations "
+                                 "makes its scores meaningless (--allow-benchmark-data "
+                                 "exports it anyway and says so in manifest.json)")
+            if found is not None:
+                benchmarks[found[0]] = benchmarks.get(found[0], 0) + 1
             if traj.id in seen:
                 raise ValueError(f"{path}: trajectory id {traj.id} already read from "
                                  f"{seen[traj.id]}")
             seen[traj.id] = path
             trajectories.append(traj)
-    return trajectories
+    if not trajectories:
+        raise ValueError(f"no trajectories in {', '.join(map(str, inputs))}: nothing to "
+                         "export")
+    return trajectories, benchmarks
+
+
+@contextmanager
+def output_lock(out: Path) -> Iterator[Path]:
+    """Hold the exclusive lock of output folder `out` (`.<name>.lock` beside it, holding
+    the holder's pid) for the block; raise `ExportLocked` at once when another process
+    holds it. The lock file stays (removing it would let a third process lock a new file
+    while the second still holds the old one); the kernel drops the lock with its holder."""
+    target = out.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.parent / f".{target.name}.lock"
+    with lock.open("a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            f.seek(0)
+            holder = f.read().strip() or "unknown"
+            raise ExportLocked(f"{out}: another export is writing it (pid {holder}, lock "
+                               f"{lock}); wait for it to finish or choose another "
+                               "--out-dir") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield lock
+
+
+def _check_output(out: Path, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputInUse(f"{out}: is a file, not a folder; name a folder for the export")
+    if out.is_dir() and not overwrite and any(out.iterdir()):
+        raise OutputInUse(f"{out}: already holds files; choose another folder, or pass "
+                          "--overwrite to replace it once the new export is complete")
+
+
+def _place(built: Path, out: Path) -> None:
+    """Move the finished export `built` to `out`: a rename, after moving an older `out`
+    aside (renamed back if the second rename fails), so `out` is whole at every moment
+    but one rename apart."""
+    if not out.exists() or not any(out.iterdir()):
+        os.replace(built, out)  # replaces an empty folder too
+        return
+    old = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.old")
+    os.rename(out, old)
+    try:
+        os.rename(built, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write(out: Path, samples: list[dict[str, Any]], fmt: SftFormat,
+           rows: dict[str, list[dict[str, Any]]], environments: list[str],
+           summary: ExportSummary) -> None:
+    (out / "sft").mkdir(parents=True)
+    (out / "rl").mkdir(parents=True)
+    sft_file = f"{SFT_NAME}.jsonl"
+    sft_dataset(samples, fmt).to_json(out / "sft" / sft_file, lines=True, force_ascii=False)
+    (out / "sft" / "dataset_info.json").write_text(json.dumps(
+        {SFT_NAME: dataset_info_entry(sft_file, fmt)}, indent=2) + "\n", encoding="utf-8")
+    for split, split_rows in rows.items():
+        rl_dataset(split_rows).to_parquet(out / "rl" / f"{split}.parquet")
+    (out / "rl" / "tools.yaml").write_text(
+        yaml.safe_dump(tools_config(environments), sort_keys=False, allow_unicode=True),
+        encoding="utf-8")
+    write_atomic(out / "manifest.json", summary.model_dump_json(indent=2) + "\n")
 
 
 def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
-           val_ratio: float = 0.05, seed: int = 42, tools: ToolsShown = "all") -> ExportSummary:
-    """Write the SFT and RL exports of `inputs` (Trajectory JSONL files) under `out`;
-    `tools` chooses the SFT samples' tool list (see `sft_samples`)."""
+           val_ratio: float = 0.05, seed: int = 42, tools: ToolsShown = "all",
+           overwrite: bool = False, allow_benchmark_data: bool = False) -> ExportSummary:
+    """Write the SFT and RL exports of `inputs` (Trajectory JSONL files) to folder `out`,
+    all or nothing (see the module doc); `tools` chooses the SFT samples' tool list (see
+    `sft_samples`), `overwrite` lets a finished export replace a folder that holds files,
+    `allow_benchmark_data` lets benchmark trajectories in (recorded in the manifest)."""
     if not 0 <= val_ratio < 1:
         raise ValueError(f"val_ratio must be in [0, 1), got {val_ratio}")
+    _check_output(out, overwrite)  # before any work: a wrong path fails in one line
     datasets.disable_progress_bars()  # callers show their own progress
-    trajectories = _read(inputs)
+    trajectories, benchmarks = _read(inputs, allow_benchmark_data)
     held = val_ids([t.id for t in trajectories], val_ratio, seed)
     samples: list[dict[str, Any]] = []
     rows: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
@@ -140,22 +292,14 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
             rows[split] += rl_rows(traj, split)
         except Exception as e:  # noqa: BLE001 (name the trajectory whatever went wrong)
             raise ValueError(f"trajectory {traj.id}: {type(e).__name__}: {e}") from e
+    if not samples and not rows["train"] and not rows["val"]:
+        raise ValueError(f"{len(trajectories)} trajectories give no SFT sample (no turn "
+                         "with a tool call in a training conversation) and no RL row (no "
+                         "turn with gold calls): nothing to export")
     for split_rows in rows.values():
         for i, row in enumerate(split_rows):
             row["extra_info"]["index"] = i
-
-    (out / "sft").mkdir(parents=True, exist_ok=True)
-    (out / "rl").mkdir(parents=True, exist_ok=True)
-    sft_file = f"{SFT_NAME}.jsonl"
-    sft_dataset(samples, fmt).to_json(out / "sft" / sft_file, lines=True, force_ascii=False)
-    (out / "sft" / "dataset_info.json").write_text(json.dumps(
-        {SFT_NAME: dataset_info_entry(sft_file, fmt)}, indent=2) + "\n", encoding="utf-8")
-    for split, split_rows in rows.items():
-        rl_dataset(split_rows).to_parquet(out / "rl" / f"{split}.parquet")
     environments = sorted({e for t in trajectories for e in t.environments})
-    (out / "rl" / "tools.yaml").write_text(
-        yaml.safe_dump(tools_config(environments), sort_keys=False, allow_unicode=True),
-        encoding="utf-8")
     closings = sum(1 for s in samples for m in s.get("conversations", [])
                    if m["from"] == "gpt" and m["value"] == HISTORY_CLOSING)
     summary = ExportSummary(
@@ -165,7 +309,16 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
         rl_val_rows=len(rows["val"]),
         environments=environments,
         inputs={str(p): file_sha256(p) for p in inputs},
-        val_ratio=val_ratio, seed=seed)
-    (out / "manifest.json").write_text(summary.model_dump_json(indent=2) + "\n",
-                                       encoding="utf-8")
+        val_ratio=val_ratio, seed=seed, allow_benchmark_data=allow_benchmark_data,
+        benchmark_trajectories=benchmarks)
+    with output_lock(out):
+        _check_output(out, overwrite)  # again under the lock: another export may have won
+        target = out.resolve()
+        built = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
+        try:
+            _write(built, samples, fmt, rows, environments, summary)
+            _place(built, target)
+        except BaseException:
+            shutil.rmtree(built, ignore_errors=True)
+            raise
     return summary

@@ -44,7 +44,8 @@ def export_cmd(
     data: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (synth queries "
                                                     "output, tasks, converted logs).",
                                                exists=True, dir_okay=False)],
-    out_dir: Annotated[Path, out_dir_option("Output folder (sft/, rl/, manifest.json).")],
+    out_dir: Annotated[Path, out_dir_option("Output folder (sft/, rl/, manifest.json), "
+                                            "written whole or not at all.")],
     fmt: Annotated[str, typer.Option("--format", help="SFT layout: sharegpt | alpaca "
                                                       "(the release's).")] = "sharegpt",
     val_ratio: Annotated[float, typer.Option(help="Share of conversations held out for "
@@ -52,20 +53,29 @@ def export_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the validation draw.")] = 42,
     tools: Annotated[str, typer.Option(help="Tools listed in SFT samples: all (of the "
                                             "environments, as evaluated) | used.")] = "all",
+    overwrite: Annotated[bool, typer.Option(help="Replace an --out-dir that already holds "
+                                                 "files (once the new export is "
+                                                 "complete).")] = False,
+    allow_benchmark_data: Annotated[bool, typer.Option(
+        help="Export benchmark trajectories (BFCL, τ², VitaBench, MCP-Atlas) too, which "
+             "are refused otherwise; recorded in manifest.json.")] = False,
 ) -> None:
     """Export trajectories as LlamaFactory SFT data and verl RL parquet."""
-    from training.export import export
+    from training.export import OutputInUse, export
 
     if fmt not in ("sharegpt", "alpaca"):
         raise typer.BadParameter(f"--format {fmt!r}: use sharegpt or alpaca")
     if tools not in ("all", "used"):
         raise typer.BadParameter(f"--tools {tools!r}: use all or used")
+    if not 0 <= val_ratio < 1:
+        raise typer.BadParameter(f"--val-ratio {val_ratio}: use a share in [0, 1)")
     console = Console()
     try:
         summary = export(data, out_dir, fmt=fmt, val_ratio=val_ratio, seed=seed,  # type: ignore[arg-type]
-                         tools=tools)  # type: ignore[arg-type]
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+                         tools=tools, overwrite=overwrite,  # type: ignore[arg-type]
+                         allow_benchmark_data=allow_benchmark_data)
+    except OutputInUse as e:  # the folder named cannot be used as asked: a usage error
+        raise typer.BadParameter(f"--out-dir {e}") from None
     table = Table(title=f"Exports in {escape(str(out_dir))}")
     table.add_column("figure")
     table.add_column("count", justify="right")
@@ -76,7 +86,9 @@ def export_cmd(
         (f"SFT samples ({summary.sft_format}, train conversations)", summary.sft_samples),
         ("  history-only closing replies", summary.sft_history_closings),
         ("RL rows train / val", f"{summary.rl_train_rows} / {summary.rl_val_rows}"),
-        ("environments", len(summary.environments))]:
+        ("environments", len(summary.environments)),
+        *[(f"benchmark data allowed: {escape(bench)}", count)
+          for bench, count in summary.benchmark_trajectories.items()]]:
         table.add_row(name, str(value))
     console.print(table)
 
