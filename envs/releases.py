@@ -38,8 +38,8 @@ from pydantic import BaseModel
 
 from envs.downloads import fetch
 
-__all__ = ["CACHE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease", "ReleaseStatus",
-           "UnpinnedRevision", "cache_dir", "hub_snapshot"]
+__all__ = ["CACHE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease", "ReleaseFile",
+           "ReleaseStatus", "UnpinnedRevision", "cache_dir", "hub_snapshot"]
 
 #: where everything cached lives (default `~/.cache/envfactory`)
 CACHE_VAR = "ENVFACTORY_CACHE"
@@ -88,6 +88,31 @@ class ReleaseStatus(BaseModel):
     def problem(self) -> bool:
         """Missing files nothing will fetch: a run that needs them fails naming the file."""
         return bool(self.missing) and not self.fetched_on_use
+
+
+class ReleaseFile(BaseModel):
+    """One file of a pinned release: where it is fetched from and where a run reads it
+    (what `envfactory data fetch --list` shows; nothing is downloaded to describe it)."""
+
+    release: str
+    #: the path under the data root (a data file) or in the repository (a source file)
+    relative: str
+    kind: Literal["data", "source"]
+    url: str
+    #: the ref's human name (a tag, a revision) or the ref itself
+    label: str
+    #: where a run reads it
+    local: str
+    #: the variable whose folder a run reads instead of the cache, when it is set
+    override: str | None = None
+
+    @property
+    def cached(self) -> bool:
+        return Path(self.local).is_file()
+
+    @property
+    def size(self) -> int | None:
+        return Path(self.local).stat().st_size if self.cached else None
 
 
 #: the fields a release's provenance may record
@@ -200,7 +225,26 @@ class PinnedRelease:
     def _fetch(self, upstream: str, target: Path, remedy: str) -> None:
         fetch(self.url(upstream), target, f"{self.title} file {upstream}", remedy)
 
+    def fetch(self, relative: str, *, source: bool = False) -> Path:
+        """Data file (or, with `source`, repository file) `relative`, downloaded into the
+        cache unless it is there or an override names the folder to read."""
+        return self.source_path(relative) if source else self.path(relative)
+
     # --- reporting --------------------------------------------------------------------
+
+    def describe(self, relative: str, *, source: bool = False) -> ReleaseFile:
+        """Where file `relative` comes from and where a run reads it (`fetch` above)."""
+        variable = self.source_override if source else self.override
+        override = variable if variable and os.environ.get(variable) else None
+        if source:
+            local = self.source_root() / relative
+        else:
+            local = (Path(os.environ[override]).expanduser() if override
+                     else self.cache_path) / relative
+        return ReleaseFile(
+            release=self.name, relative=relative, kind="source" if source else "data",
+            url=self.url(relative if source else self.upstream_path(relative)),
+            label=self.label or self.ref, local=str(local), override=override)
 
     def provenance(self) -> dict[str, str]:
         """What every log records about where the release's files came from."""

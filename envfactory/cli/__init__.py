@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 import envfactory
+from envfactory.cli.data import data_app
 from envfactory.cli.demo import demo
 from envfactory.cli.doctor import doctor
 from envfactory.cli.env import env_app
@@ -42,7 +43,7 @@ for name, group in (("env", env_app), ("models", models_app), ("tasks", tasks_ap
                     ("tau2", tau2_app), ("vitabench", vitabench_app),
                     ("mcp-atlas", mcp_atlas_app), ("synth", synth_app),
                     ("envgen", envgen_app), ("train", train_app), ("score", score_app),
-                    ("leaderboard", leaderboard_app), ("hub", hub_app)):
+                    ("leaderboard", leaderboard_app), ("hub", hub_app), ("data", data_app)):
     app.add_typer(group, name=name)
 app.command("demo")(demo)
 app.command("doctor")(doctor)

@@ -150,13 +150,18 @@ def test_a_transient_failure_is_retried_and_a_permanent_one_is_not(
 
 
 def test_a_download_cut_short_leaves_no_file(upstream: _Upstream, tmp_path: Path) -> None:
+    """Nothing appears under the file's name; what arrived waits in `.part` to be resumed
+    (this server ignores `Range`, so each try restarts from the first byte)."""
     url = "/acme/bench/abc123/prompts/agent.md"
     upstream.files[url] = b"0123456789"
     upstream.failures[url] = ["cut", "cut", "cut"]
-    with pytest.raises(FileNotFoundError, match="after 3 attempts"):
+    with pytest.raises(FileNotFoundError, match="after 3 attempts.*5 bytes so far are kept"):
         RELEASE.path("prompts/agent.md")
     folder = tmp_path / "cache" / "demo-bench" / "abc123" / "prompts"
-    assert not list(folder.iterdir())
+    assert [p.name for p in folder.iterdir()] == ["agent.md.part"]
+    assert (folder / "agent.md.part").read_bytes() == b"01234"
+    assert RELEASE.path("prompts/agent.md").read_bytes() == b"0123456789"
+    assert [p.name for p in folder.iterdir()] == ["agent.md"]
 
 
 def test_fetch_writes_through_a_private_part_file(tmp_path: Path) -> None:
