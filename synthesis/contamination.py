@@ -12,14 +12,22 @@ Three signals, each reported with the closest pairs so a person can judge them:
    BFCL's and τ²'s, so this is expected for them; it is reported, and flags items only
    when asked.
 
-Benchmark sources may be absent on a machine (bfcl-eval not installed, no τ² release
-files): they are skipped, and the report says which were compared and why not.
+The references are every benchmark we report: BFCL v3, τ²-bench, VitaBench and MCP-Atlas
+(`LOADERS`: each one's user-facing texts, and its tool names and schemas). They are read
+from files already on this machine and nothing is downloaded; a source that is absent
+(bfcl-eval not installed, no release files) is skipped, and the report says which were
+compared and why not. Trajectories that use a benchmark's own environments
+(`envs.registry.benchmark_of`) are always flagged (`benchmark_env`).
+
+Long stages report `on_progress(stage, done, total)`; the command draws the bars.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from envs.metadata import load_metadata_dir
+from envs.registry import benchmark_of
 from harness.trajectory import Trajectory
 from synthesis.embedders import Embedder
 
@@ -35,13 +44,18 @@ __all__ = [
     "BenchmarkPrompt",
     "ContaminationReport",
     "EnvOverlap",
+    "LOADERS",
     "NearPair",
+    "References",
     "SourceStatus",
     "UserTurn",
     "bfcl_apis",
     "bfcl_prompts",
     "check",
     "embedding_pairs",
+    "load_references",
+    "mcp_atlas_apis",
+    "mcp_atlas_prompts",
     "env_overlaps",
     "metadata_apis",
     "ngram_pairs",
@@ -53,10 +67,17 @@ __all__ = [
     "tau2_apis",
     "tau2_prompts",
     "user_turns",
+    "vitabench_apis",
+    "vitabench_prompts",
     "without_flagged",
 ]
 
 NGRAM = 13
+#: texts embedded per progress step
+EMBED_CHUNK = 256
+
+#: `on_progress(stage, done, total)`, as `envfactory.cli.progress.stage_bars` draws it
+OnProgress = Callable[[str, int, int | None], None]
 _PUNCT = re.compile(r"[^\w\s]|_")
 _NAME = re.compile(r"[^a-z0-9]")
 
@@ -65,7 +86,7 @@ _NAME = re.compile(r"[^a-z0-9]")
 
 
 class BenchmarkPrompt(BaseModel):
-    source: str  # "bfcl" | "tau2"
+    source: str  # "bfcl" | "tau2" | "vitabench" | "mcp_atlas"
     id: str
     text: str
 
@@ -135,8 +156,11 @@ class ContaminationReport(BaseModel):
     tool_share_threshold: float
     tool_overlaps: list[EnvOverlap] = Field(default_factory=list)
     unresolved_envs: list[str] = Field(default_factory=list)
+    #: environments of the data that are a benchmark's own -> the benchmark
+    benchmark_envs: dict[str, str] = Field(default_factory=dict)
     flagged: dict[str, list[str]] = Field(
-        default_factory=dict, description="trajectory id -> reasons (ngram, embedding, tools)")
+        default_factory=dict,
+        description="trajectory id -> reasons (benchmark_env, ngram, embedding, tools)")
 
 
 # -- text ------------------------------------------------------------------------------
@@ -157,7 +181,7 @@ def user_turns(trajectories: Iterable[Trajectory]) -> list[UserTurn]:
 
 
 def ngram_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
-                n: int = NGRAM) -> list[NearPair]:
+                n: int = NGRAM, on_progress: OnProgress | None = None) -> list[NearPair]:
     """Every user turn sharing at least one word n-gram with a prompt, paired with the
     prompt it shares most with; most shared first."""
     index: dict[tuple[str, ...], list[int]] = {}
@@ -165,7 +189,9 @@ def ngram_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
         for g in set(_ngrams(normalise_words(p.text), n)):
             index.setdefault(g, []).append(j)
     pairs = []
-    for t in turns:
+    for done, t in enumerate(turns, 1):
+        if on_progress and (done % 500 == 0 or done == len(turns)):
+            on_progress("13-gram overlap (user turns)", done, len(turns))
         shared: dict[int, list[tuple[str, ...]]] = {}
         for g in dict.fromkeys(_ngrams(normalise_words(t.text), n)):
             for j in index.get(g, ()):
@@ -179,13 +205,26 @@ def ngram_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
     return sorted(pairs, key=lambda p: -p.score)
 
 
+def _embed(embedder: Embedder, texts: Sequence[str], stage: str,
+           on_progress: OnProgress | None) -> np.ndarray:
+    """`texts` embedded in chunks, so a long pass reports as it goes."""
+    chunks = []
+    for start in range(0, len(texts), EMBED_CHUNK):
+        chunks.append(np.asarray(embedder.embed(list(texts[start:start + EMBED_CHUNK])),
+                                 dtype=np.float32))
+        if on_progress:
+            on_progress(stage, min(start + EMBED_CHUNK, len(texts)), len(texts))
+    return np.concatenate(chunks)
+
+
 def embedding_pairs(turns: Sequence[UserTurn], prompts: Sequence[BenchmarkPrompt],
-                    embedder: Embedder) -> list[NearPair]:
+                    embedder: Embedder, on_progress: OnProgress | None = None
+                    ) -> list[NearPair]:
     """Each user turn's nearest prompt by cosine (vectors are L2-normalised), best first."""
     if not turns or not prompts:
         return []
-    u = np.asarray(embedder.embed([t.text for t in turns]), dtype=np.float32)
-    b = np.asarray(embedder.embed([p.text for p in prompts]), dtype=np.float32)
+    u = _embed(embedder, [t.text for t in turns], "embedding user turns", on_progress)
+    b = _embed(embedder, [p.text for p in prompts], "embedding benchmark texts", on_progress)
     sims = u @ b.T
     best = sims.argmax(axis=1)
     pairs = [NearPair(trajectory=t.trajectory, turn=t.turn, user=t.text,
@@ -236,8 +275,6 @@ def tau2_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
     """The user scenarios (what the simulated user is told) of the τ² release's tasks,
     read from the files already on disk (`TAU2_DATA_DIR` or the cache); nothing is
     downloaded."""
-    import json
-
     from envs.tau2 import data
     from envs.tau2.tasks import Task
 
@@ -259,6 +296,64 @@ def tau2_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
     prompts = _dedup(prompts)
     return prompts, SourceStatus(name=f"tau2 prompts ({', '.join(present)})",
                                  compared=True, count=len(prompts))
+
+
+def vitabench_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
+    """The task instructions (what the simulated user is told) of the VitaBench task files
+    already on disk (`VITABENCH_DATA_DIR` or the release cache), both languages; nothing
+    is downloaded."""
+    from envs.vitabench.release import release
+
+    rel = release()
+    status = rel.local_status()
+    files = [f for f in status.present if f.startswith("domains/") and f.endswith(".json")]
+    if not files:
+        return [], SourceStatus(name="vitabench prompts", compared=False,
+                                reason=f"no VitaBench task file under {status.where} "
+                                       f"({status.hint})")
+    prompts = []
+    for f in files:
+        for task in json.loads(rel.data_path(f).read_text(encoding="utf-8")):
+            text = task.get("instructions") if isinstance(task, dict) else None
+            if text:
+                prompts.append(BenchmarkPrompt(
+                    source="vitabench", id=f"{f.removeprefix('domains/')}#{task.get('id')}",
+                    text=str(text)))
+    prompts = _dedup(prompts)
+    sets = sorted({f.split("/")[1] for f in files})
+    return prompts, SourceStatus(name=f"vitabench prompts ({', '.join(sets)})",
+                                 compared=True, count=len(prompts))
+
+
+def _mcp_atlas_tasks() -> tuple[list[Any], str]:
+    """MCP-Atlas's tasks from `MCP_ATLAS_TASKS` or the Hub cache's pinned snapshot (never
+    a download), and where they came from; FileNotFoundError when neither is here."""
+    from huggingface_hub import constants
+
+    from tasks._mcp_atlas.dataset import HUB_DATASET, HUB_REVISION, load_tasks
+
+    local = os.environ.get("MCP_ATLAS_TASKS")
+    if not local:
+        cached = (Path(constants.HF_HUB_CACHE) / f"datasets--{HUB_DATASET.replace('/', '--')}"
+                  / "snapshots" / HUB_REVISION)
+        if not cached.is_dir():
+            raise FileNotFoundError(f"no MCP-Atlas tasks here: set MCP_ATLAS_TASKS to a local "
+                                    f"copy, or run the benchmark once to cache {HUB_DATASET}")
+        local = str(cached)
+    tasks, source = load_tasks(local)
+    return tasks, source.origin
+
+
+def mcp_atlas_prompts() -> tuple[list[BenchmarkPrompt], SourceStatus]:
+    """The user prompt of every MCP-Atlas task (one turn each)."""
+    try:
+        tasks, origin = _mcp_atlas_tasks()
+    except FileNotFoundError as e:
+        return [], SourceStatus(name="mcp_atlas prompts", compared=False, reason=str(e))
+    prompts = _dedup(BenchmarkPrompt(source="mcp_atlas", id=t.task_id, text=t.prompt)
+                     for t in tasks if t.prompt.strip())
+    return prompts, SourceStatus(name=f"mcp_atlas prompts ({origin})", compared=True,
+                                 count=len(prompts))
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -319,6 +414,66 @@ def tau2_apis() -> tuple[list[ApiEnv], SourceStatus]:
                               count=sum(len(a.tools) for a in apis))
 
 
+def vitabench_apis() -> tuple[list[ApiEnv], SourceStatus]:
+    """VitaBench's toolkits as its agent is offered them (English tool objects), from the
+    files already on disk: `tools/<set>_en.json` in `VITABENCH_DATA_DIR` or the cache, or
+    derived from a local `VITABENCH_SOURCE_DIR`; nothing is downloaded."""
+    from envs.vitabench.factory import ENVIRONMENTS
+    from envs.vitabench.release import release
+
+    cache = release().cache
+    data = os.environ.get("VITABENCH_DATA_DIR")
+    apis, missing = [], []
+    for cls in dict.fromkeys(ENVIRONMENTS.values()):
+        name = f"tools/{cls.tool_set}_en.json"
+        on_disk = (cache / name).is_file() or bool(data and (Path(data) / name).is_file())
+        if not on_disk and not os.environ.get("VITABENCH_SOURCE_DIR"):
+            missing.append(cls.tool_set)
+            continue
+        try:
+            functions = [o["function"] for o in cls.official_tool_objects("en")]
+        except (OSError, ValueError, KeyError) as e:
+            missing.append(f"{cls.tool_set} ({e})")
+            continue
+        apis.append(ApiEnv(source="vitabench", env=f"vitabench/{cls.tool_set}",
+                           tools=[ApiTool(name=f["name"], params=_params(f.get("parameters")))
+                                  for f in functions]))
+    reason = (f"no tool objects for {', '.join(missing)} (tools/<set>_en.json under "
+              "VITABENCH_DATA_DIR or the cache, or VITABENCH_SOURCE_DIR)" if missing else None)
+    if not apis:
+        return [], SourceStatus(name="vitabench apis", compared=False, reason=reason)
+    return apis, SourceStatus(name=f"vitabench apis ({', '.join(a.env for a in apis)})",
+                              compared=True, count=sum(len(a.tools) for a in apis),
+                              reason=reason)
+
+
+def mcp_atlas_apis() -> tuple[list[ApiEnv], SourceStatus]:
+    """The tool names MCP-Atlas offers (every task's `ENABLED_TOOLS`), one environment per
+    server of the release's template when it is on disk. Names only: the schemas come from
+    the live servers."""
+    from tasks._mcp_atlas.dataset import server_of
+    from tasks._mcp_atlas.release import TEMPLATE, release
+
+    try:
+        tasks, origin = _mcp_atlas_tasks()
+    except FileNotFoundError as e:
+        return [], SourceStatus(name="mcp_atlas apis", compared=False, reason=str(e))
+    rel = release()
+    servers = (list(rel.template()) if TEMPLATE in rel.files.local_status().present else [])
+    by_server: dict[str, set[str]] = {}
+    for t in tasks:
+        for tool in t.enabled_tools:
+            by_server.setdefault(server_of(tool, servers) or "tools", set()).add(tool)
+    apis = [ApiEnv(source="mcp_atlas", env=f"mcp_atlas/{server}",
+                   tools=[ApiTool(name=n, params=[]) for n in sorted(names)])
+            for server, names in sorted(by_server.items())]
+    return apis, SourceStatus(
+        name=f"mcp_atlas apis ({origin})", compared=True,
+        count=sum(len(a.tools) for a in apis),
+        reason="tool names only (schemas come from the live servers)"
+               + ("" if servers else f"; no {TEMPLATE} here, so not split by server"))
+
+
 def metadata_apis(directory: Path) -> list[ApiEnv]:
     """EnvFactory metadata files (`{Class}_metadata.json`), one env per class name."""
     return [ApiEnv(source="metadata", env=m.class_name,
@@ -370,6 +525,37 @@ def resolve_envs(names: Iterable[str], metadata: Sequence[ApiEnv]) -> tuple[list
     return found, missing
 
 
+# -- the references --------------------------------------------------------------------
+
+#: every benchmark we report, prompts then tools (looked up when called, so a test can
+#: replace one)
+LOADERS: tuple[str, ...] = ("bfcl_prompts", "tau2_prompts", "vitabench_prompts",
+                            "mcp_atlas_prompts", "bfcl_apis", "tau2_apis", "vitabench_apis",
+                            "mcp_atlas_apis")
+
+
+class References(BaseModel):
+    """The benchmark material a check compares against, and what was found of it."""
+
+    prompts: list[BenchmarkPrompt] = Field(default_factory=list)
+    apis: list[ApiEnv] = Field(default_factory=list)
+    sources: list[SourceStatus] = Field(default_factory=list)
+
+
+def load_references(on_progress: OnProgress | None = None) -> References:
+    """Every loader of `LOADERS`; a source that cannot be read is reported, never raised."""
+    refs = References()
+    module = globals()
+    for done, name in enumerate(LOADERS, 1):
+        items, status = module[name]()
+        for item in items:
+            (refs.prompts if isinstance(item, BenchmarkPrompt) else refs.apis).append(item)
+        refs.sources.append(status)
+        if on_progress:
+            on_progress("benchmark references", done, len(LOADERS))
+    return refs
+
+
 # -- the whole check -------------------------------------------------------------------
 
 
@@ -378,18 +564,26 @@ def check(trajectories: Sequence[Trajectory], *, data: Sequence[str],
           sources: Sequence[SourceStatus], embedder: Embedder | None = None,
           embedding_threshold: float = 0.9, metadata: Sequence[ApiEnv] = (),
           tool_share: float = 0.5, flag_tools: bool = False, closest: int = 10,
-          ) -> ContaminationReport:
-    """Run the three signals over `trajectories` against the given benchmark material."""
+          on_progress: OnProgress | None = None) -> ContaminationReport:
+    """Run the three signals over `trajectories` against the given benchmark material, and
+    flag every trajectory on a benchmark's own environments."""
     turns = user_turns(trajectories)
     report = ContaminationReport(data=list(data), trajectories=len(trajectories),
                                  user_turns=len(turns), sources=list(sources),
                                  tool_share_threshold=tool_share)
     flags: dict[str, set[str]] = {}
-    report.ngram_flagged = ngram_pairs(turns, prompts)
+    for t in trajectories:
+        for e in t.environments:
+            bench = benchmark_of(e)
+            if bench is not None:
+                report.benchmark_envs[e] = bench
+                flags.setdefault(t.id, set()).add("benchmark_env")
+    report.benchmark_envs = dict(sorted(report.benchmark_envs.items()))
+    report.ngram_flagged = ngram_pairs(turns, prompts, on_progress=on_progress)
     for p in report.ngram_flagged:
         flags.setdefault(p.trajectory, set()).add("ngram")
     if embedder is not None:
-        pairs = embedding_pairs(turns, prompts, embedder)
+        pairs = embedding_pairs(turns, prompts, embedder, on_progress)
         report.embedder = embedder.name
         report.embedding_threshold = embedding_threshold
         report.embedding_flagged = [p for p in pairs if p.score >= embedding_threshold]
@@ -430,6 +624,10 @@ def markdown(report: ContaminationReport, limit: int = 10) -> str:
              "| source | compared | count | reason |", "|---|---|---|---|"]
     lines += [f"| {s.name} | {'yes' if s.compared else 'no'} | {s.count} | {s.reason or ''} |"
               for s in report.sources]
+    if report.benchmark_envs:
+        lines += ["", f"## Benchmark environments in the data: {len(report.benchmark_envs)}",
+                  "", "Every trajectory using one is flagged (`benchmark_env`).", ""]
+        lines += [f"- {e} ({bench})" for e, bench in report.benchmark_envs.items()]
     lines += ["", f"## {report.ngram}-gram overlap: {len(report.ngram_flagged)} turns", ""]
     if report.ngram_flagged:
         lines += ["| trajectory | turn | shared | prompt | span |", "|---|---|---|---|---|"]

@@ -12,6 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from envfactory.cli.options import out_dir_option
+from envfactory.cli.progress import stage_bars
+from envs.jsonl import write_atomic
 from harness.trajectory import Trajectory, read_jsonl, write_jsonl
 from synthesis import contamination as c
 
@@ -23,14 +25,20 @@ def _cut(s: str, n: int = 70) -> str:
     return escape(s if len(s) <= n else s[:n - 1] + "…")
 
 
+def _print_sources(sources: list[c.SourceStatus], console: Console) -> None:
+    """One line per benchmark reference: loaded (how many items) or missing (why)."""
+    for s in sources:
+        if s.compared:
+            console.print(f"loaded  {escape(s.name)}: {s.count}"
+                          + (f" [dim]({escape(s.reason)})[/dim]" if s.reason else ""))
+        else:
+            console.print(f"[yellow]missing {escape(s.name)}: {escape(s.reason or '')}")
+
+
 def _print(report: c.ContaminationReport, console: Console) -> None:
-    sources = Table(title="Benchmark sources")
-    for col in ("source", "compared", "count", "reason"):
-        sources.add_column(col)
-    for s in report.sources:
-        sources.add_row(escape(s.name), "yes" if s.compared else "no", str(s.count),
-                        escape(s.reason or ""))
-    console.print(sources)
+    if report.benchmark_envs:
+        console.print(f"[red]benchmark environments in the data[/red] (every trajectory on "
+                      f"one is flagged): {escape(', '.join(report.benchmark_envs))}")
     summary = Table(title=f"{report.trajectories} trajectories, {report.user_turns} user turns")
     for col in ("signal", "flagged turns", "flagged trajectories"):
         summary.add_column(col)
@@ -39,6 +47,8 @@ def _print(report: c.ContaminationReport, console: Console) -> None:
         summary.add_row(f"{report.ngram}-gram" if kind == "ngram" else
                         f"embedding ({report.embedder or 'off'})", str(len(pairs)), str(len(ids)))
     summary.add_row("tools", "-", str(sum("tools" in r for r in report.flagged.values())))
+    summary.add_row("benchmark environments", "-",
+                    str(sum("benchmark_env" in r for r in report.flagged.values())))
     console.print(summary)
     if report.embedding_closest or report.ngram_flagged:
         closest = Table(title="Closest pairs")
@@ -85,33 +95,37 @@ def contamination(
     flag_tools: Annotated[bool, typer.Option(
         help="Also flag trajectories using environments above --tool-share.")] = False,
 ) -> None:
-    """Compare synthesized data with BFCL and τ²: 13-gram overlap and embedding nearest
-    neighbours of user turns, tool-name/schema overlap of the environments used.
-    τ² is read from `TAU2_DATA_DIR` (or the download cache); a benchmark whose files are
-    absent is skipped and the report says why."""
+    """Compare synthesized data with the benchmarks we report (BFCL v3, τ²-bench, VitaBench,
+    MCP-Atlas): 13-gram overlap and embedding nearest neighbours of user turns,
+    tool-name/schema overlap of the environments used, and any benchmark environment the
+    data uses. Each benchmark is read from the files on this machine (`TAU2_DATA_DIR`,
+    `VITABENCH_DATA_DIR`, `MCP_ATLAS_TASKS`, the caches); nothing is downloaded, and one
+    line per reference says whether it was loaded or why not."""
     console = Console()
-    trajectories: list[Trajectory] = [t for p in data for t in read_jsonl(p)]
-    bfcl_prompts, bfcl_status = c.bfcl_prompts()
-    tau2_prompts, tau2_status = c.tau2_prompts()
-    bfcl_apis, bfcl_api_status = c.bfcl_apis()
-    tau2_apis, tau2_api_status = c.tau2_apis()
+    if drop_flagged is not None and any(drop_flagged.resolve() == p.resolve() for p in data):
+        raise typer.BadParameter(f"{drop_flagged} is one of the input files; write the clean "
+                                 "data elsewhere", param_hint="--drop-flagged")
     emb = None
     if embedder != "none":
         from synthesis.embedders import get_embedder
 
-        emb = get_embedder(embedder)
+        try:
+            emb = get_embedder(embedder)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--embedder") from None
+    trajectories: list[Trajectory] = [t for p in data for t in read_jsonl(p)]
     meta = [a for d in metadata or [] for a in c.metadata_apis(d)]
-    report = c.check(trajectories, data=[str(p) for p in data],
-                     prompts=bfcl_prompts + tau2_prompts, benchmark_apis=bfcl_apis + tau2_apis,
-                     sources=[bfcl_status, tau2_status, bfcl_api_status, tau2_api_status],
-                     embedder=emb, embedding_threshold=threshold, metadata=meta,
-                     tool_share=tool_share, flag_tools=flag_tools)
+    with stage_bars() as on_progress:
+        refs = c.load_references(on_progress)
+        _print_sources(refs.sources, console)
+        report = c.check(trajectories, data=[str(p) for p in data], prompts=refs.prompts,
+                         benchmark_apis=refs.apis, sources=refs.sources, embedder=emb,
+                         embedding_threshold=threshold, metadata=meta, tool_share=tool_share,
+                         flag_tools=flag_tools, on_progress=on_progress)
     _print(report, console)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "contamination.json").write_text(report.model_dump_json(indent=2) + "\n",
-                                                encoding="utf-8")
-        (out_dir / "contamination.md").write_text(c.markdown(report), encoding="utf-8")
+        write_atomic(out_dir / "contamination.json", report.model_dump_json(indent=2) + "\n")
+        write_atomic(out_dir / "contamination.md", c.markdown(report))
         console.print(f"report written to {escape(str(out_dir))}/contamination.{{json,md}}")
     if drop_flagged is not None:
         kept = c.without_flagged(trajectories, report)

@@ -136,12 +136,9 @@ def test_cli_report_and_drop_flagged(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(c, "bfcl_prompts", lambda: (
         [PROMPT], c.SourceStatus(name="bfcl prompts", compared=True, count=1)))
-    monkeypatch.setattr(c, "tau2_prompts", lambda: (
-        [], c.SourceStatus(name="tau2 prompts", compared=False, reason="absent")))
-    monkeypatch.setattr(c, "bfcl_apis", lambda: (
-        [], c.SourceStatus(name="bfcl apis", compared=False, reason="absent")))
-    monkeypatch.setattr(c, "tau2_apis", lambda: (
-        [], c.SourceStatus(name="tau2 apis", compared=False, reason="absent")))
+    for name in c.LOADERS[1:]:
+        monkeypatch.setattr(c, name, lambda name=name: (
+            [], c.SourceStatus(name=name.replace("_", " "), compared=False, reason="absent")))
     data = tmp_path / "data.jsonl"
     copied = "ok: " + " ".join(c.normalise_words(PROMPT.text)[:14])
     write_jsonl(data, [traj("keep-1", "What is my balance?"),
@@ -158,5 +155,7 @@ def test_cli_report_and_drop_flagged(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert report["flagged"] == {"drop-1": ["ngram"]}
     assert [(p["trajectory"], p["turn"], p["score"]) for p in report["ngram_flagged"]] == [
         ("drop-1", 1, 2.0)]
-    assert [s["compared"] for s in report["sources"]] == [True, False, False, False]
+    assert [s["compared"] for s in report["sources"]] == [True] + [False] * 7
+    assert "loaded  bfcl prompts: 1" in result.output
+    assert "missing mcp atlas apis: absent" in result.output
     assert "drop-1" in (out / "contamination.md").read_text()

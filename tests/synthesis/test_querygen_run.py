@@ -203,10 +203,13 @@ def test_cli_records_rejections_and_heldout_only_when_asked(
     runner = CliRunner()
     barred = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "no"),
                                        "--envs", "pharmacy"])
-    assert barred.exit_code == 1 and "pass --split" in barred.output
+    assert barred.exit_code == 2 and "pass --split" in barred.output
     result = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "held"),
                                        "--split", "heldout"])
-    assert result.exit_code == 0, result.output
+    # every chain was rejected: a failure, with the files kept
+    assert result.exit_code == 1, result.output
+    assert f"all 2 chains failed (no_candidate_passed 2); the reasons are in " \
+           f"{tmp_path / 'held' / REJECTIONS}" in " ".join(result.output.split())
     rejections = [json.loads(line) for line in _lines(tmp_path / "held" / REJECTIONS)]
     assert [(r["id"], r["detail"]) for r in rejections] == [
         ("qg-0-000000", "qg-0-000000"), ("qg-0-000001", "qg-0-000001")]
