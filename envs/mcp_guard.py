@@ -3,7 +3,8 @@
 The SDK's transport reads any body whole, lets a deeply nested one crash its JSON
 parser (HTTP 500), answers a method it does not know with "Invalid params" (-32602)
 and logs a traceback when a client closes its session normally. `RequestGuard` wraps
-the endpoint: a POST body is read up to a limit (413 beyond it), parsed once, and
+the endpoint: a POST body is read up to a limit (413 beyond it; see `_read_body` for how
+the 413 reaches a client that is still sending), parsed once, and
 answered with the JSON-RPC error the specification prescribes when it is not one
 well-formed message (-32700 parse error, -32600 invalid request, -32601 method not
 found), and a notification of a kind MCP does not define is accepted and dropped (a
@@ -24,10 +25,14 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "MAX_NESTING", "RequestGuard", "quiet_sdk_logs"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "MAX_DISCARD_BYTES", "MAX_NESTING", "RequestGuard",
+           "quiet_sdk_logs"]
 
 #: 16 MiB: room for a τ² database as a load_scenario argument (the airline DB is 7 MB)
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+#: how much of a too-large body is read and thrown away before the 413 is sent (at least
+#: this, or 4 times the limit); past it the 413 goes out at once and the connection closes
+MAX_DISCARD_BYTES = 256 * 1024 * 1024
 #: deepest nesting of arrays/objects accepted in a message (scenarios are < 20 deep)
 MAX_NESTING = 100
 
@@ -52,9 +57,11 @@ class _Dropped(Exception):
 
 
 class _Rejected(Exception):
-    def __init__(self, status: int, code: int, message: str, request_id: Any = None) -> None:
+    def __init__(self, status: int, code: int, message: str, request_id: Any = None,
+                 close: bool = False) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.request_id = status, code, message, request_id
+        self.close = close  # answered with `Connection: close`: the body is left unread
 
 
 class RequestGuard:
@@ -80,15 +87,27 @@ class RequestGuard:
             error = {"jsonrpc": "2.0", "id": e.request_id,
                      "error": {"code": e.code, "message": e.message}}
             await Response(json.dumps(error), status_code=e.status,
+                           headers={"Connection": "close"} if e.close else None,
                            media_type="application/json")(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        """The whole body, or `_Rejected` (413) past the limit.
+
+        A client that sends its whole body before it reads (httpx, curl, and urllib, which
+        also asks for `Connection: close`) must see the 413 even so: answering while it is
+        still sending and then closing resets the connection, and the reset destroys the
+        answer. So a too-large body is read to its end and thrown away (up to
+        `MAX_DISCARD_BYTES`) before the 413 goes out. A client that waits for
+        `100 Continue` has sent nothing yet: it gets the 413 at once and never sends it.
+        """
         limit = self.max_body_bytes
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
+        too_large = declared is not None and declared.isdigit() and int(declared) > limit
+        if too_large and headers.get(b"expect", b"").lower() == b"100-continue":
+            raise _too_large(limit, close=True)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -97,16 +116,24 @@ class RequestGuard:
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
+            more = message.get("more_body", False)
+            if too_large or size > limit:
+                too_large = True
+                chunks.clear()
+                if not more:
+                    raise _too_large(limit)
+                if size > max(MAX_DISCARD_BYTES, 4 * limit):
+                    raise _too_large(limit, close=True)
+                continue
             chunks.append(chunk)
-            if not message.get("more_body", False):
+            if not more:
                 return b"".join(chunks)
 
 
-def _too_large(limit: int) -> _Rejected:
+def _too_large(limit: int, close: bool = False) -> _Rejected:
     return _Rejected(413, INVALID_REQUEST,
-                     f"Request body too large: this server accepts at most {limit} bytes")
+                     f"Request body too large: this server accepts at most {limit} bytes",
+                     close=close)
 
 
 def _check_message(body: bytes) -> None:

@@ -28,12 +28,13 @@ from envs.base import Environment, ErrorKind
 from envs.mcp_guard import DEFAULT_MAX_BODY_BYTES, RequestGuard, quiet_sdk_logs
 from envs.schemas import inline_refs
 
-__all__ = ["ERROR_KIND_META", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["ERROR_KIND_META", "SCENARIO_TOOLS", "build_server", "serve_http", "serve_stdio"]
 
 LOAD_SCENARIO = "load_scenario"
 SAVE_SCENARIO = "save_scenario"
 
-_SCENARIO_TOOLS = [
+#: the control tools every served environment has beside its own (`env show` lists them)
+SCENARIO_TOOLS = [
     types.Tool(
         name=LOAD_SCENARIO,
         description="Replace this session's environment state with `scenario` (a snapshot "
@@ -109,7 +110,7 @@ def build_server(
                    outputSchema=outputs[s.name][0],
                    annotations=types.ToolAnnotations(readOnlyHint=not s.write))
         for s in probe.tools()
-    ] + _SCENARIO_TOOLS
+    ] + SCENARIO_TOOLS
 
     def session_env() -> Environment:
         session = server.request_context.session
@@ -163,12 +164,13 @@ async def serve_stdio(server: Server[Any, Any]) -> None:
 
 def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 8000,
                max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp (stateful: one instance per session);
-    request bodies over `max_body_bytes` are refused with HTTP 413."""
+    """Streamable HTTP at http://HOST:PORT/mcp, with or without the trailing slash
+    (stateful: one instance per session); request bodies over `max_body_bytes` are refused
+    with HTTP 413."""
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.applications import Starlette
-    from starlette.routing import Mount
+    from starlette.routing import Route
     from starlette.types import Receive, Scope, Send
 
     manager = StreamableHTTPSessionManager(app=server, stateless=False)
@@ -183,5 +185,8 @@ def serve_http(server: Server[Any, Any], host: str = "127.0.0.1", port: int = 80
 
     quiet_sdk_logs()
     guarded = RequestGuard(handle, max_body_bytes=max_body_bytes)
-    app = Starlette(routes=[Mount("/mcp", app=guarded)], lifespan=lifespan)
+    # two routes, not a Mount: a Mount answers `/mcp` with a bare 307 to `/mcp/`, which
+    # clients that do not follow redirects on POST report as a failure
+    app = Starlette(routes=[Route(path, guarded) for path in ("/mcp", "/mcp/")],
+                    lifespan=lifespan)
     uvicorn.run(app, host=host, port=port, log_level="warning")

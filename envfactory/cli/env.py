@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -46,21 +47,33 @@ def env_list() -> None:
 
 
 def _entry(name: str) -> EnvEntry:
-    """The registered environment `name`; an unknown name fails naming the known ones."""
+    """The registered environment `name`; an unknown name fails in one line that says how
+    to list the known ones (and names the closest, for a typo)."""
     from envs import registry
 
     try:
         return registry.get(name)
     except KeyError as e:
-        raise CommandError(e.args[0]) from None
+        known = [entry.name for entry in registry.all_entries()]
+        if ":" in name or name in known:  # an import that failed, a broken generated file
+            raise CommandError(e.args[0]) from None
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.75)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise CommandError(f"unknown environment '{name}'; {hint}`envfactory env list` names "
+                           "them (or give module:Class)") from None
 
 
 @env_app.command("show")
 def env_show(
     name: str,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the tool specs as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the environment's own tool specs as JSON (without the "
+                       "control tools `env serve` adds).")] = False,
 ) -> None:
-    """Show an environment's tools with their JSON schemas."""
+    """Show an environment's tools with their JSON schemas, then the control tools that
+    `env serve` adds beside them (load_scenario, save_scenario)."""
+    from envs.mcp_server import SCENARIO_TOOLS
+
     entry = _entry(name)
     try:
         specs = entry.specs()
@@ -74,6 +87,13 @@ def env_show(
         flag = "[yellow]write[/yellow]" if spec.write else "[green]read[/green]"
         console.print(f"\n[bold cyan]{spec.name}[/bold cyan] ({flag})\n{spec.description}")
         console.print_json(json.dumps(spec.parameters))
+    console.print("\n[bold]control tools[/bold]: added by `envfactory env serve` beside "
+                  "the environment's own (EnvFactory-format clients set and read the state "
+                  "with them)")
+    for control in SCENARIO_TOOLS:
+        console.print(f"\n[bold magenta]{control.name}[/bold magenta] ([magenta]control"
+                      f"[/magenta])\n{control.description}")
+        console.print_json(json.dumps(control.inputSchema))
 
 
 @env_app.command("serve")

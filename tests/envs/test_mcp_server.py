@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -43,7 +47,8 @@ async def test_stdio_tools_calls_errors_and_scenarios(tmp_path: Path) -> None:
     async with stdio_session(LEDGER) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert {"transfer", "load_scenario", "save_scenario"} <= set(tools)
-        assert tools["get_balance"].annotations.readOnlyHint is True
+        annotations = tools["get_balance"].annotations
+        assert annotations is not None and annotations.readOnlyHint is True
         assert tools["transfer"].inputSchema["required"] == ["source", "target", "amount"]
         assert text(await s.call_tool("open_account", {"owner": "ada", "deposit": 5})) == "A1"
         bad = await s.call_tool("transfer", {"source": "A1", "target": "A1", "amount": 9})
@@ -254,3 +259,74 @@ async def test_http_normal_disconnects_log_nothing(
                what="the server to close every client connection")
     server.stop()
     assert server.log() == ""  # was a 10-line ClosedResourceError traceback per session
+
+
+def test_unknown_environment_is_one_line_saying_how_to_list_them() -> None:
+    done = serve("nope")
+    assert (done.returncode, done.stderr) == (
+        1, "error: unknown environment 'nope'; `envfactory env list` names them "
+           "(or give module:Class)\n")  # was every registered name on one 400-character line
+    typo = serve("calender")
+    assert typo.returncode == 1 and typo.stderr.count("\n") == 1
+    assert "did you mean calendar? " in typo.stderr
+
+
+async def test_env_show_lists_what_serve_exposes_with_the_control_tools_marked() -> None:
+    shown = subprocess.run([ENVFACTORY, "env", "show", LEDGER], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    headings = (re.fullmatch(r"(\w+) \((read|write|control)\)", line)
+                for line in shown.stdout.splitlines())
+    kinds = {match[1]: match[2] for match in headings if match}
+    assert {name for name, kind in kinds.items() if kind == "control"} == {
+        "load_scenario", "save_scenario"}  # were not listed
+    assert kinds["transfer"] == "write" and kinds["get_balance"] == "read"
+    async with stdio_session(LEDGER) as session:
+        served = {tool.name for tool in (await session.list_tools()).tools}
+    assert set(kinds) == served
+    as_json = subprocess.run([ENVFACTORY, "env", "show", LEDGER, "--json"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    own = {spec["name"] for spec in json.loads(as_json.stdout)}
+    assert own == served - {"load_scenario", "save_scenario"}  # --json: the environment's own
+
+
+def test_a_too_large_body_gets_its_413_even_from_a_client_that_closes(
+        http_server: Callable[..., HttpServer]) -> None:
+    """urllib sends its whole body, asking for `Connection: close`: answering early and
+    closing reset the connection (Broken pipe / Connection reset by peer, not the 413)."""
+    server = http_server()
+    twenty_mb = jsonrpc("tools/call", {"name": "save_scenario",
+                                       "arguments": {"pad": "x" * 20_000_000}})
+    request = urllib.request.Request(server.url + "/", data=twenty_mb, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)  # noqa: S310 - a local test server
+    assert refused.value.code == 413
+    error = json.loads(refused.value.read())
+    assert (error["id"], error["error"]["code"]) == (None, -32600)
+    # a client that waits for `100 Continue` is answered before it sends the body
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"POST /mcp/ HTTP/1.1\r\nHost: localhost\r\n"
+                     b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                     + f"Content-Length: {len(twenty_mb)}\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(4096)
+            assert chunk, head
+            head += chunk
+    assert head.startswith(b"HTTP/1.1 413 ") and b"\r\nconnection: close\r\n" in head.lower()
+
+
+def test_mcp_without_the_trailing_slash_is_the_same_endpoint(
+        http_server: Callable[..., HttpServer]) -> None:
+    server = http_server()
+    initialize = jsonrpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "test", "version": "0"}}, id=1)
+    for path in ("/mcp", "/mcp/"):
+        response = httpx.post(f"http://127.0.0.1:{server.port}{path}", content=initialize,
+                              timeout=30, headers={
+                                  "Content-Type": "application/json",
+                                  "Accept": "application/json, text/event-stream"})
+        assert response.status_code == 200, (path, response)  # `/mcp` was a bare 307
+        assert response.headers["mcp-session-id"]
+    assert httpx.get(f"http://127.0.0.1:{server.port}/other", timeout=30).status_code == 404
