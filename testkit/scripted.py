@@ -1,6 +1,7 @@
 """Scripted models for tests: agents, users and judges that answer without a network.
 
-Built on `harness.providers.responder` (a mockllm model that calls a function), so every
+Built on `harness.providers.responder` (a mockllm model that calls a function; its turn
+and tool-call id rules are the ones `envfactory/script` uses too), so every
 scripted model answers through Inspect's own model API with explicit token usage and the
 stop reason a provider would give. A test says *how* its model behaves (the same text
 always, replies in turn, an answer keyed to how far the conversation is, a function of
@@ -10,14 +11,13 @@ the request) and reads back what the model was sent from `requests`; it never bu
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, Model, ModelOutput
 from inspect_ai.tool import ToolCall
 
-from harness.providers.responder import Request, reply, request_model
+from harness.providers.responder import Request, fresh_ids, new_id, own_turns, reply, request_model
 
 __all__ = ["Answer", "Request", "ScriptedModel", "answers", "by_own_turns", "call", "constant",
            "message", "reply", "scripted"]
@@ -25,7 +25,6 @@ __all__ = ["Answer", "Request", "ScriptedModel", "answers", "by_own_turns", "cal
 #: what a scripted model answers: text, a prepared output, or tool calls (no text)
 Answer = str | ModelOutput | ChatMessageAssistant | list[ToolCall]
 
-_ids = itertools.count(1)
 #: the prefix of the ids the kit makes up (a test's own ids are kept as given)
 _AUTO = "scripted_"
 
@@ -33,7 +32,7 @@ _AUTO = "scripted_"
 def call(function: str, arguments: dict[str, Any] | None = None, *, id: str | None = None,
          parse_error: str | None = None) -> ToolCall:
     """A tool call; ids are unique in the process unless given."""
-    return ToolCall(id=id or f"{_AUTO}{next(_ids)}", function=function,
+    return ToolCall(id=id or new_id(_AUTO), function=function,
                     arguments=arguments or {}, parse_error=parse_error)
 
 
@@ -53,25 +52,6 @@ def output(answer: Answer) -> ModelOutput:
     return reply(answer.text, answer.tool_calls)
 
 
-def _fresh_ids(out: ModelOutput, request: Request) -> ModelOutput:
-    """`out` with every made-up tool-call id its conversation already holds replaced by a
-    new one: a scripted answer given twice (a repeated script entry) must not reuse its
-    ids, as no provider would. Ids a test gave itself are left as they are."""
-    used = {c.id for m in request.messages if isinstance(m, ChatMessageAssistant)
-            for c in m.tool_calls or []}
-
-    def stale(c: ToolCall) -> bool:
-        return c.id.startswith(_AUTO) and c.id in used
-
-    if not any(stale(c) for c in out.message.tool_calls or []):
-        return out
-    out = out.model_copy(deep=True)
-    for c in out.message.tool_calls or []:
-        if stale(c):
-            c.id = f"{_AUTO}{next(_ids)}"
-    return out
-
-
 class ScriptedModel:
     """A model answering each request with `respond(request)`; it records every request.
 
@@ -88,7 +68,7 @@ class ScriptedModel:
 
     def _answer(self, request: Request) -> ModelOutput:
         self.requests.append(request)
-        return _fresh_ids(output(self.respond(request)), request)
+        return fresh_ids(output(self.respond(request)), request.messages, prefix=_AUTO)
 
     @property
     def prompts(self) -> list[str]:
@@ -132,7 +112,6 @@ def by_own_turns(script: Sequence[Answer], config: GenerateConfig | None = None)
     whole script."""
 
     def respond(request: Request) -> Answer:
-        own = sum(m.role == "assistant" for m in request.messages)
-        return script[min(own, len(script) - 1)]
+        return script[min(own_turns(request.messages), len(script) - 1)]
 
     return ScriptedModel(respond, config)

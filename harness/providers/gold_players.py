@@ -1,5 +1,6 @@
 """The gold players, Inspect's `envfactory` model API: `envfactory/oracle` and
-`envfactory/replay` (the scripted test model is `harness/providers/responder.py`).
+`envfactory/replay` (the script file's model, `envfactory/script`, is `script.py`; the
+scripted test model is `harness/providers/responder.py`).
 
 Both answer one model call at a time from what the episode loop published for it
 (`harness.gold.published`): `oracle` plays the published gold message, `replay`
@@ -50,8 +51,8 @@ class GoldPlayerAPI(ModelAPI):
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in ("oracle", "replay"):
             raise ValueError(
-                f"unknown envfactory model {model_name!r}: use envfactory/oracle or "
-                "envfactory/replay -M path=FILE"
+                f"unknown envfactory model {model_name!r}: use envfactory/oracle, "
+                "envfactory/replay -M path=FILE or envfactory/script -M path=FILE"
             )
         self.records: dict[str, dict[str, Any]] = {}
         self._scripts: dict[str, Script] = {}
