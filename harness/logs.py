@@ -10,7 +10,7 @@ leaderboard, `envfactory tau2 grade` and `envfactory/replay` read what it writes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from envs.names import split_name
 from harness.episode import EpisodeProgress
 from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
 
-__all__ = ["log_files", "progress_of", "trajectories", "trajectory_of", "turns_of"]
+__all__ = ["find_logs", "progress_of", "trajectories", "trajectory_of", "turns_of"]
 
 
 def progress_of(sample: EvalSample) -> EpisodeProgress:
@@ -97,26 +97,32 @@ def trajectories(log: Path | str) -> Iterator[Trajectory]:
         yield trajectory_of(sample, model=header.eval.model, task=header.eval.task)
 
 
-def log_files(paths: Sequence[Path]) -> list[Path]:
-    """The log files `paths` name: a file as given, a folder as the Inspect logs (`.eval`,
-    `.json`) anywhere under it, oldest first (as `inspect eval --log-dir` leaves them, and
-    found the way `inspect view` finds them: `inspect_ai.log.list_eval_logs`).
 
-    A folder without any log raises `FileNotFoundError` naming it: converting it to an
-    empty file would hide a wrong path. A missing path raises the same."""
-    from inspect_ai.log import list_eval_logs
+#: files Inspect writes beside logs that are not logs
+_NOT_LOGS = {"logs.json", "eval-set.json", "listing.json"}
 
-    files: list[Path] = []
+
+def find_logs(paths: Iterable[Path]) -> list[Path]:
+    """The log files `paths` name: each file as given, each folder as every `.eval` /
+    `.json` log under it (recursively, hidden folders and Inspect's listing files
+    skipped), in order, without repeats. (Inspect's `list_eval_logs` would read the
+    header of every file outside its own naming scheme, as costly as reading the log.)
+
+    A path that does not exist, or a folder without a single log, raises
+    `FileNotFoundError` naming it: converting it to nothing would hide a wrong path."""
+    found: dict[Path, None] = {}
     for path in paths:
         if path.is_dir():
-            found = [Path(info.name.removeprefix("file://"))
-                     for info in list_eval_logs(str(path.resolve()), descending=False)]
-            if not found:
+            logs = [file for file in sorted(path.rglob("*"))
+                    if file.suffix in (".eval", ".json") and file.name not in _NOT_LOGS
+                    and not any(p.startswith(".") for p in file.relative_to(path).parts)
+                    and file.is_file()]
+            if not logs:
                 raise FileNotFoundError(f"{path}: no Inspect logs (*.eval, *.json) in this "
                                         "folder")
-            files += found
-        elif path.exists():
-            files.append(path)
+            found.update(dict.fromkeys(logs))
+        elif path.is_file():
+            found[path] = None
         else:
             raise FileNotFoundError(f"{path}: no such log file or folder")
-    return files
+    return list(found)

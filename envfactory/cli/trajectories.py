@@ -26,13 +26,13 @@ def trajectories(
 
     All or nothing: a log that cannot be read, or logs without a single sample, fail the
     command (exit 1) and leave `--out` as it was."""
-    from harness.logs import log_files
+    from harness.logs import find_logs
     from harness.logs import trajectories as read_trajectories
     from harness.trajectory import Trajectory, write_jsonl
 
     if out.is_dir():
         raise typer.BadParameter(f"--out {out}: is a folder; name the JSONL file to write")
-    files = log_files(logs)
+    files = find_logs(logs)
     count = 0
 
     def converted() -> Iterator[Trajectory]:

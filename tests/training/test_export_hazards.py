@@ -291,3 +291,15 @@ def test_output_in_use_is_checked_before_any_reading(tmp_path: Path) -> None:
     file.write_text("")
     with pytest.raises(OutputInUse):
         export([missing], file)
+
+
+def test_find_logs_skips_listings_and_hidden_folders(tmp_path: Path) -> None:
+    from harness.logs import find_logs
+
+    for name in ("run/a.eval", "run/nested/b.json", "run/logs.json", "run/.cache/c.eval",
+                 "run/notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    run_dir = tmp_path / "run"
+    assert find_logs([run_dir, run_dir / "a.eval"]) == [run_dir / "a.eval",
+                                                        run_dir / "nested" / "b.json"]
