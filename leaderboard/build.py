@@ -15,10 +15,14 @@ from leaderboard.plots import write_plots
 from leaderboard.read import find_logs, read_logs
 from leaderboard.records import Leaderboard, LogRecord, SkippedLog
 from leaderboard.site import write_site
-from leaderboard.table import build_table, latest_logs
+from leaderboard.table import build_table, pick_logs
 from leaderboard.taxonomy import taxonomy
 
-__all__ = ["BuildResult", "build", "hub_logs"]
+__all__ = ["BuildError", "BuildResult", "build", "hub_logs"]
+
+
+class BuildError(RuntimeError):
+    """No log could be used, so nothing was written (the message names every file)."""
 
 
 class BuildResult(BaseModel):
@@ -59,7 +63,9 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
     `out`. `baselines=None` leaves the reported rows out; `workers` processes classify
     failed samples (default: the CPUs, at most 4). `on_progress(stage, done, total)` is
     called as logs are read ("reading logs") and classified ("failure taxonomy"); the
-    command line draws it."""
+    command line draws it. Raises `BuildError`, writing nothing, when `paths` hold no log
+    or none of their logs can be used; logs that cannot be used beside ones that can are
+    left out and listed (`Leaderboard.skipped`)."""
     workers = workers or min(4, os.cpu_count() or 1)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -73,13 +79,19 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
         else:
             skipped.append(result)
     seconds["read"] = time.perf_counter() - start
+    if not files:
+        raise BuildError(f"no Inspect log (.eval or .json) in {', '.join(map(str, paths))}; "
+                         "nothing written")
+    if not records:
+        raise BuildError(f"none of the {len(files)} log file(s) could be used, nothing "
+                         "written: " + "; ".join(f"{s.path} ({s.reason})" for s in skipped))
     t = time.perf_counter()
     board = build_table(records, load_baselines(baselines) if baselines else None)
     board.skipped = skipped
     seconds["table"] = time.perf_counter() - t
     if with_taxonomy:
         t = time.perf_counter()
-        kept, _ = latest_logs(records)
+        kept = pick_logs(records).kept
         report = _Counter("failure taxonomy", len(kept), on_progress)
         board.taxonomy, board.failed_samples = taxonomy(
             kept, on_logs=report.advance, max_per_log=max_failures_per_log, workers=workers)

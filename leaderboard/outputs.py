@@ -13,6 +13,7 @@ import io
 import json
 from pathlib import Path
 
+from envs.jsonl import write_atomic
 from leaderboard.records import Cell, Leaderboard
 
 __all__ = ["cell_text", "to_csv", "to_json", "to_markdown", "write_outputs"]
@@ -127,11 +128,11 @@ def to_json(board: Leaderboard) -> str:
 
 
 def write_outputs(board: Leaderboard, out: Path) -> dict[str, Path]:
-    """leaderboard.md, leaderboard.csv and leaderboard.json under `out`."""
-    out.mkdir(parents=True, exist_ok=True)
+    """leaderboard.md, leaderboard.csv and leaderboard.json under `out`, each replaced
+    whole (temporary file + rename: a reader never sees half a file)."""
     files = {"markdown": out / "leaderboard.md", "csv": out / "leaderboard.csv",
              "json": out / "leaderboard.json"}
-    files["markdown"].write_text(to_markdown(board), encoding="utf-8")
-    files["csv"].write_text(to_csv(board), encoding="utf-8")
-    files["json"].write_text(to_json(board), encoding="utf-8")
+    write_atomic(files["markdown"], to_markdown(board))
+    write_atomic(files["csv"], to_csv(board))
+    write_atomic(files["json"], to_json(board))
     return files

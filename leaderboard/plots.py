@@ -1,12 +1,21 @@
 """The page's plots, as SVG files (matplotlib, no display needed): per-benchmark bars with
 95% intervals (reported baselines hatched, non-comparable cells faded), score-vs-step
-curves per training run, and failure-taxonomy bars."""
+curves per training run, and failure-taxonomy bars.
+
+Each bar plot comes twice: with the reported rows and without them (`*.measured.svg`),
+so the page can show a few measured rows without eleven published ones dwarfing them.
+All bar plots of one variant have the same height and bar pitch (empty slots at the
+bottom), so they line up in the page's grid.
+"""
 
 from __future__ import annotations
 
+import io
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import matplotlib
 
@@ -15,10 +24,11 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.fonttype"] = "none"
 import matplotlib.pyplot as plt  # noqa: E402 - after choosing the headless backend
 
-from leaderboard.records import Leaderboard  # noqa: E402
+from envs.jsonl import write_atomic  # noqa: E402
+from leaderboard.records import Cell, Leaderboard, RowInfo  # noqa: E402
 from leaderboard.taxonomy import CATEGORIES  # noqa: E402
 
-__all__ = ["MAX_BARS", "write_plots"]
+__all__ = ["MAX_BARS", "Plot", "write_plots"]
 
 MAX_BARS = 30
 """Measured rows per bar plot (the best ones; the table has them all), and row ×
@@ -29,17 +39,42 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
-def _bars(board: Leaderboard, key: str, title: str, path: Path) -> bool:
+@dataclass(frozen=True)
+class Plot:
+    """One plot file; a bar plot also names its variant without the reported rows."""
+
+    kind: Literal["bars", "curve", "taxonomy"]
+    path: Path
+    measured_only: Path | None = None
+
+
+def _save(fig: plt.Figure, path: Path) -> None:
+    """The figure as SVG, replacing `path` whole (temporary file + rename)."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg")
+    plt.close(fig)
+    write_atomic(path, buffer.getvalue())
+
+
+def _bar_rows(board: Leaderboard, key: str, with_reported: bool
+              ) -> tuple[list[tuple[RowInfo, Cell]], int]:
+    """The rows a bar plot of `key` shows (the best `MAX_BARS` measured ones, then the
+    reported ones), and how many measured rows there are in all."""
     measured = [(r, r.cells[key]) for r in board.rows
                 if key in r.cells and r.kind == "measured"]
     shown = sorted(measured, key=lambda rc: -rc[1].value)[:MAX_BARS]
-    rows = [rc for rc in measured if rc in shown] + [
-        (r, r.cells[key]) for r in board.rows if key in r.cells and r.kind == "reported"]
-    if not rows:
-        return False
-    if len(measured) > len(shown):
-        title += f" (best {len(shown)} of {len(measured)} measured)"
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
+    rows = [rc for rc in measured if rc in shown]
+    if with_reported:
+        rows += [(r, r.cells[key]) for r in board.rows if key in r.cells and r.kind == "reported"]
+    return rows, len(measured)
+
+
+def _bars(rows: list[tuple[RowInfo, Cell]], measured: int, title: str, slots: int,
+          path: Path) -> None:
+    shown = sum(r.kind == "measured" for r, _ in rows)
+    if measured > shown:
+        title += f" (best {shown} of {measured} measured)"
+    fig, ax = plt.subplots(figsize=(7, 0.35 * slots + 1.2))
     labels = [r.label for r, _ in rows]
     values = [100 * c.value for _, c in rows]
     lows = [100 * (c.value - c.ci_low) if c.ci_low is not None else 0 for _, c in rows]
@@ -52,15 +87,13 @@ def _bars(board: Leaderboard, key: str, title: str, path: Path) -> bool:
         if c.reported:
             bar.set_hatch("//")
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(slots - 0.5, -0.5)  # top to bottom, the same pitch in every bar plot
     ax.set_xlim(0, 100)
     ax.set_xlabel("%  (blue: measured, orange: not comparable, grey: reported)")
     ax.set_title(title)
     fig.subplots_adjust(left=0.38, right=0.97, bottom=0.8 / fig.get_figheight(),
                         top=1 - 0.4 / fig.get_figheight())
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+    _save(fig, path)
 
 
 def _curve(board: Leaderboard, run_id: str, path: Path) -> bool:
@@ -83,8 +116,7 @@ def _curve(board: Leaderboard, run_id: str, path: Path) -> bool:
     ax.set_title(f"run {run_id}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
     return True
 
 
@@ -113,26 +145,35 @@ def _taxonomy(board: Leaderboard, path: Path) -> bool:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.subplots_adjust(left=0.42, right=0.72, bottom=0.8 / fig.get_figheight(),
                         top=1 - 0.4 / fig.get_figheight())
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
     return True
 
 
-def write_plots(board: Leaderboard, out: Path) -> list[Path]:
-    """Every plot under `out/plots/`; returns the files written."""
+def write_plots(board: Leaderboard, out: Path) -> list[Plot]:
+    """Every plot under `out/plots/`, each file replaced whole; returns what was written."""
     folder = out / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for c in board.columns:
-        if c.headline:
-            path = folder / f"bars_{_slug(c.key)}.svg"
-            if _bars(board, c.key, c.title, path):
-                written.append(path)
+    written: list[Plot] = []
+    headline = [c for c in board.columns if c.headline]
+    both = {c.key: _bar_rows(board, c.key, True) for c in headline}
+    alone = {c.key: _bar_rows(board, c.key, False) for c in headline}
+    slots_both = max((len(rows) for rows, _ in both.values()), default=0)
+    slots_alone = max((len(rows) for rows, _ in alone.values()), default=0)
+    for c in headline:
+        rows, measured = both[c.key]
+        if not rows:
+            continue
+        path = folder / f"bars_{_slug(c.key)}.svg"
+        _bars(rows, measured, c.title, slots_both, path)
+        only: Path | None = None
+        if alone[c.key][0]:
+            only = folder / f"bars_{_slug(c.key)}.measured.svg"
+            _bars(*alone[c.key], c.title, slots_alone, only)
+        written.append(Plot("bars", path, only))
     for run_id in board.curves:
         path = folder / f"curve_{_slug(run_id)}.svg"
         if _curve(board, run_id, path):
-            written.append(path)
+            written.append(Plot("curve", path))
     path = folder / "taxonomy.svg"
     if _taxonomy(board, path):
-        written.append(path)
+        written.append(Plot("taxonomy", path))
     return written

@@ -25,19 +25,31 @@ from inspect_ai.log import (
 from inspect_ai.scorer import value_to_float
 
 from envs.concurrency import bounded_gather
+from envs.release_registry import registered_releases
+from envs.releases import PinnedRelease
 from leaderboard.columns import benchmark_of, stratum_of
 from leaderboard.records import LogRecord, SampleRecord, SkippedLog
 
-__all__ = ["CONCURRENCY", "PROVENANCE_PREFIX", "find_logs", "read_log", "read_logs", "row_of"]
+__all__ = ["CONCURRENCY", "PROVENANCE_PREFIX", "find_logs", "model_identity", "model_name",
+           "read_log", "read_logs", "row_of", "uses_defaults"]
 
 PROVENANCE_PREFIX = "envfactory_"
 """Eval metadata `training/autoscore/` writes for a checkpoint (run id, method, step...)."""
 
+#: the provenance keys every pinned release writes for where its files are on this
+#: machine (`envs/release_registry.py`: roles "data" and "source"); its label and commit
+#: (roles "label", "ref") say which data was used, and stay settings
+_LOCAL_PATHS = frozenset(key for release in registered_releases()
+                         if isinstance(release, PinnedRelease)
+                         for key, role in release.record if role in ("data", "source"))
 #: eval metadata that describes this machine or the selection's bookkeeping, not the
 #: benchmark's data or settings (local paths, what was skipped and why)
-_NOT_SETTINGS = ("benchmark", "tau2_data_dir", "vitabench_data", "vitabench_source",
-                 "mcp_atlas_data", "mcp_atlas_source", "mcp_atlas_skipped",
-                 "mcp_atlas_unavailable_servers", "mcp_atlas_servers")
+_NOT_SETTINGS = frozenset({"benchmark", "mcp_atlas_skipped", "mcp_atlas_unavailable_servers",
+                           "mcp_atlas_servers", *_LOCAL_PATHS})
+#: providers that load a model's weights by Hub id or local folder: `hf/<hub id>`,
+#: `hf/local -M model_path=<folder>`, `vllm/...`
+_WEIGHT_PROVIDERS = ("hf/", "vllm/")
+_REASON_CHARS = 200
 _SCORE_META = ("error_type", "termination", "simulation_failed", "reason", "category")
 _to_float = value_to_float()
 CONCURRENCY = 32
@@ -97,23 +109,64 @@ def comparability(log: EvalLog) -> dict[str, str]:
     return out
 
 
+def model_name(name: str) -> str:
+    """A model named by a local folder (`/models/base`, `./base`, `~/base`: a LoRA
+    adapter's `base_model_name_or_path` may be one) as the folder's name, as
+    `training.provenance.base_model_id` names it; a Hub id as given."""
+    return Path(name).name if name.startswith(("/", "./", "../", "~")) else name
+
+
+def model_identity(model: str, model_args: dict[str, Any], prov: dict[str, Any]) -> str:
+    """The one name a model gets however it was run (the leaderboard row):
+
+    * a checkpoint of a training run (`envfactory score`, method sft/grpo):
+      `<run id>/<checkpoint folder>`;
+    * an untrained model scored by `envfactory score` (method "base"): its base model id
+      (`model_name`: a Hub id as given, a local folder by its name);
+    * weights loaded by `hf/` or `vllm/` (`inspect eval --model hf/local -M
+      model_path=DIR`, `--model hf/Org/Name`): the same id, the folder's name or the Hub
+      id without the provider, so `inspect eval` and `envfactory score` of one model share
+      a row;
+    * any other model given a file (`-M path=`, e.g. `envfactory/replay`): `<model>
+      (<file name>)`, since the model name alone names no particular model;
+    * anything else: the model name as Inspect records it.
+    """
+    if prov.get("run_id") and prov.get("method") != "base":
+        checkpoint = Path(str(prov.get("checkpoint") or "")).name or f"step-{prov.get('step')}"
+        return f"{prov['run_id']}/{checkpoint}"
+    if prov.get("method") == "base" and prov.get("base_model"):
+        return model_name(str(prov["base_model"]))
+    path = next((str(model_args[k]) for k in ("model_path", "path") if model_args.get(k)),
+                None)
+    if model.startswith(_WEIGHT_PROVIDERS):
+        if path is not None:
+            return Path(path).name
+        hub_id = model.split("/", 1)[1]
+        if "/" in hub_id:
+            return hub_id
+    return f"{model} ({Path(path).name})" if path is not None else model
+
+
 def row_of(log: EvalLog) -> tuple[str, dict[str, Any]]:
-    """The log's row and its training provenance: a checkpoint scored by `envfactory
-    score` is `<run id>/<checkpoint folder>`; any other model is its model name, plus the
-    file it was given (`-M model_path=` / `-M path=`), since `hf/local` or
-    `envfactory/replay` alone name no particular model."""
+    """The log's row (`model_identity`) and its training provenance."""
     meta = log.eval.metadata or {}
     prov = {k.removeprefix(PROVENANCE_PREFIX): v for k, v in meta.items()
             if k.startswith(PROVENANCE_PREFIX)}
-    if prov.get("run_id"):
-        checkpoint = Path(str(prov.get("checkpoint") or "")).name or f"step-{prov.get('step')}"
-        return f"{prov['run_id']}/{checkpoint}", prov
-    model = log.eval.model
-    args = log.eval.model_args or {}
-    for key in ("model_path", "path"):
-        if args.get(key):
-            return f"{model} ({Path(str(args[key])).name})", prov
-    return model, prov
+    return model_identity(log.eval.model, log.eval.model_args or {}, prov), prov
+
+
+def uses_defaults(log: EvalLog) -> bool:
+    """Whether the log ran its task as shipped: no task option passed (`-T`), no `--limit`
+    and no `--sample-id` (epochs cannot tell: Inspect records them resolved either way)."""
+    spec = log.eval
+    return (not spec.task_args_passed and spec.config.limit is None
+            and spec.config.sample_id is None)
+
+
+def _reason(text: str) -> str:
+    """One line of at most `_REASON_CHARS` characters (an exception may span many)."""
+    line = " ".join(text.split())
+    return line if len(line) <= _REASON_CHARS else line[:_REASON_CHARS - 1] + "…"
 
 
 def _values(benchmark: str, value: Any) -> dict[str, float]:
@@ -168,16 +221,16 @@ async def read_log(path: Path) -> LogRecord | SkippedLog:
     try:
         log = await read_eval_log_async(str(path), header_only=True)
     except Exception as e:  # noqa: BLE001 - any unreadable file is reported, not fatal
-        return SkippedLog(path=str(path), reason=f"not a readable Inspect log: {e}")
+        return SkippedLog(path=str(path), reason=_reason(f"not a readable Inspect log: {e}"))
     if log.status != "success":
         detail = f": {log.error.message}" if log.error else ""
-        return SkippedLog(path=str(path), reason=f"status {log.status}{detail}")
+        return SkippedLog(path=str(path), reason=_reason(f"status {log.status}{detail}"))
     spec = log.eval
     benchmark = benchmark_of(spec.task, spec.metadata)
     try:
         summaries = await read_eval_log_sample_summaries_async(str(path))
     except Exception as e:  # noqa: BLE001
-        return SkippedLog(path=str(path), reason=f"sample summaries unreadable: {e}")
+        return SkippedLog(path=str(path), reason=_reason(f"sample summaries unreadable: {e}"))
     metrics: dict[str, float] = {}
     for score in (log.results.scores if log.results else []):
         for key, metric in score.metrics.items():
@@ -196,5 +249,6 @@ async def read_log(path: Path) -> LogRecord | SkippedLog:
         path=str(path), task=spec.task, benchmark=benchmark, model=spec.model, row=row,
         created=spec.created, status=log.status, epochs=spec.config.epochs or 1,
         limit=None if settings["limit"] == "all" else settings["limit"],
-        comparability=settings, provenance=prov, metrics=metrics,
+        comparability=settings, default_settings=uses_defaults(log), provenance=prov,
+        metrics=metrics,
         samples=[_sample(benchmark, s) for s in summaries])

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = ["Cell", "ColumnInfo", "CurvePoint", "FailureExample", "Leaderboard", "LogRecord",
-           "RowInfo", "SampleRecord", "SkippedLog", "TaxonomyCount"]
+           "OtherRun", "RowInfo", "SampleRecord", "SkippedLog", "TaxonomyCount"]
 
 
 class SampleRecord(BaseModel):
@@ -49,6 +49,8 @@ class LogRecord(BaseModel):
     comparability: dict[str, str] = Field(default_factory=dict)
     """The settings a cell's comparability is judged on (data version, benchmark
     release, task options, user/judge models, epochs, limit/selection)."""
+    default_settings: bool = False
+    """The task ran as shipped: no `-T` option, `--limit` or `--sample-id`."""
     provenance: dict[str, Any] = Field(default_factory=dict)
     """`envfactory_*` eval metadata written by `envfactory score` (run, method, step...)."""
     metrics: dict[str, float] = Field(default_factory=dict)
@@ -66,7 +68,21 @@ class ColumnInfo(BaseModel):
     headline: bool = False
     """The benchmark's headline (bold in the Markdown, plotted as bars)."""
     reference: dict[str, str] = Field(default_factory=dict)
-    """The comparability settings most of the column's measured cells share."""
+    """The comparability settings the column's cells are judged against."""
+    reference_from: Literal["defaults", "majority"] | None = None
+    """Where `reference` came from: the runs of the task as shipped (no `-T`, `--limit`,
+    `--sample-id`), or, when no run used those, the settings most rows share."""
+
+
+class OtherRun(BaseModel):
+    """A log of the same row and task that the cell's log was preferred to."""
+
+    path: str
+    created: str
+    n: int
+    """Samples it scored."""
+    settings: str = ""
+    """How its settings differ from the column's ("" when they do not)."""
 
 
 class Cell(BaseModel):
@@ -92,6 +108,8 @@ class Cell(BaseModel):
     delta: float | None = None
     """Against the matching base row (same base model / size), where there is one."""
     source: str | None = None
+    others: list[OtherRun] = Field(default_factory=list)
+    """The row's other logs of this task, not used (`table.pick_logs` says which wins)."""
 
 
 class RowInfo(BaseModel):
@@ -153,5 +171,5 @@ class Leaderboard(BaseModel):
     """row -> benchmark -> failed samples classified (the taxonomy's denominators)."""
     skipped: list[SkippedLog] = Field(default_factory=list)
     superseded: list[str] = Field(default_factory=list)
-    """Logs a newer log of the same row, task and settings replaced."""
+    """Logs another log of the same row and task was preferred to (`table.pick_logs`)."""
     baselines_source: str | None = None

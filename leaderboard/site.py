@@ -1,10 +1,16 @@
 """The static HTML page: one `index.html` (inline CSS and plain JS, nothing fetched, so it
 opens from disk offline) beside `plots/`.
 
-The table is drawn by the page's script from the leaderboard JSON embedded in the page;
-clicking a column header sorts by it (again: the other direction). Each measured cell
-links to its log file and shows the `inspect view` command for it on hover; the failure
-taxonomy lists example samples (log + sample id).
+The table is drawn by the page's script from the leaderboard JSON embedded in the page.
+It scrolls inside its own box, with the model column and the two header rows (benchmark
+groups, then columns) kept in view; checkboxes choose the benchmarks shown, whether their
+part columns (τ² domains, BFCL categories...) are shown, and whether the reported
+(published) rows are, which also switches the bar plots to their variant without them.
+Clicking a column header sorts by it (again: the other direction). Each measured cell
+links to its log file and shows the `inspect view` command for it on hover; every † and
+every cell with other runs of its task gets a numbered note in the list under the table,
+for the rows and columns shown. The failure taxonomy lists example samples (log +
+sample id).
 """
 
 from __future__ import annotations
@@ -14,35 +20,69 @@ import json
 import os
 from pathlib import Path
 
+from envs.jsonl import write_atomic
+from leaderboard.columns import BENCHMARKS
+from leaderboard.plots import Plot
 from leaderboard.records import Leaderboard
 
 __all__ = ["write_site"]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
-table{border-collapse:collapse;font-size:13px;margin:1rem 0}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
-th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}
-th.headline{background:#dde6f5}
-td.label,th.label{text-align:left}
-tr.reported td{color:#666;background:#fafafa}
-td.incomparable{background:#fde9d9}
-.ci{color:#777;font-size:11px}.delta{color:#2a7a2a;font-size:11px}.neg{color:#b22}
-img{max-width:48%;margin:4px;border:1px solid #eee}
+#controls{margin:.5rem 0;font-size:13px}
+#controls label{margin-right:.9rem;white-space:nowrap}
+#controls .sep{margin:0 .9rem;color:#aaa}
+.scroll{overflow:auto;max-height:80vh;max-width:100%;border:1px solid #ccc}
+table{border-collapse:separate;border-spacing:0;font-size:13px}
+th,td{border-right:1px solid #ddd;border-bottom:1px solid #ddd;padding:3px 6px;
+  text-align:right;white-space:nowrap;vertical-align:top;background:#fff}
+#table thead th{background:#f0f0f0;position:sticky;top:0;z-index:2}
+#table thead th.col{cursor:pointer;white-space:normal;min-width:5.5em;max-width:9em}
+#table thead th.group{text-align:center;border-bottom:1px solid #bbb}
+#table thead th.headline{background:#dde6f5}
+#table .label{text-align:left;position:sticky;left:0;z-index:1;max-width:22em;
+  overflow:hidden;text-overflow:ellipsis;border-right:2px solid #bbb}
+#table thead th.label{z-index:3}
+#table tr.reported td{color:#666;background:#fafafa}
+#table td.incomparable{background:#fde9d9}
+.ci{display:block;color:#777;font-size:11px}
+.delta{color:#2a7a2a;font-size:11px}.neg{color:#b22}
+sup{font-size:10px;color:#555}
+#notes{font-size:12px;max-width:110em}#notes li{margin:2px 0}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px;
+  align-items:start}
+.grid img{width:100%;border:1px solid #eee}
 code{background:#f4f4f4;padding:1px 3px}
 #taxonomy td{white-space:normal}
+#settings li{font-size:12px}
 """
 
 _JS = r"""
 const board = JSON.parse(document.getElementById('board').textContent);
 const logRel = JSON.parse(document.getElementById('logrel').textContent);
+const groupNames = JSON.parse(document.getElementById('groups').textContent);
 let sortKey = null, sortDir = -1;
+const shown = {reported: true, parts: true, groups: {}};
+for(const c of board.columns){shown.groups[c.benchmark] = true;}
 function pct(v){return (100*v).toFixed(1);}
-function cellNode(cell){
+function base(p){return p.replace(/^.*\//, '');}
+function span(cls, text){const s = document.createElement('span'); s.className = cls;
+  s.textContent = text; return s;}
+function visibleColumns(){
+  return board.columns.filter(c => shown.groups[c.benchmark] && (shown.parts || c.headline));
+}
+function otherRuns(cell){
+  if(!cell.logs.length){return '';}
+  const others = cell.others.map(o => base(o.path) + ' (' + o.created.slice(0, 16)
+    + ', n=' + o.n + (o.settings ? '; ' + o.settings : '') + ')');
+  return 'uses ' + base(cell.logs[0]) + ' (n=' + cell.n + '); other runs of this task, '
+    + 'not used: ' + others.join('; ');
+}
+function cellNode(cell, noteOf){
   const td = document.createElement('td');
   if(!cell){return td;}
   td.dataset.value = cell.value;
-  let main = cell.reported ? (100*cell.value).toFixed(2)+' (rep.)' : pct(cell.value);
+  const main = cell.reported ? (100*cell.value).toFixed(2)+' (rep.)' : pct(cell.value);
   const a = cell.logs.length ? document.createElement('a') : document.createElement('span');
   a.textContent = main;
   if(cell.logs.length){
@@ -50,64 +90,108 @@ function cellNode(cell){
     a.title = 'inspect view --log-dir ' + cell.logs[0].replace(/\/[^\/]*$/, '');
   }
   td.appendChild(a);
-  if(!cell.reported && cell.ci_low !== null){
-    const s = document.createElement('span'); s.className='ci';
-    s.textContent = ' ['+pct(cell.ci_low)+', '+pct(cell.ci_high)+'] n='+cell.n
-      + (cell.epochs>1 ? '×'+cell.epochs : '');
-    td.appendChild(s);
-  }
   if(cell.delta !== null){
-    const d = document.createElement('span');
-    d.className = 'delta' + (cell.delta < 0 ? ' neg' : '');
-    d.textContent = ' ('+(cell.delta>=0?'+':'')+(100*cell.delta).toFixed(2)+')';
-    td.appendChild(d);
+    td.appendChild(span('delta' + (cell.delta < 0 ? ' neg' : ''),
+      ' ('+(cell.delta>=0?'+':'')+(100*cell.delta).toFixed(2)+')'));
+  }
+  const marks = [];
+  if(cell.note && (!cell.comparable || cell.reported)){marks.push(noteOf(cell.note));}
+  if(cell.others.length){marks.push(noteOf(otherRuns(cell)));}
+  if(!cell.comparable){td.className = 'incomparable';
+    td.appendChild(document.createTextNode(' †'));}
+  if(marks.length){const s = document.createElement('sup');
+    s.textContent = '[' + marks.join(',') + ']'; td.appendChild(s);}
+  if(cell.note){td.title = cell.note;}
+  if(!cell.reported && cell.ci_low !== null){
+    td.appendChild(span('ci', '['+pct(cell.ci_low)+', '+pct(cell.ci_high)+'] n='+cell.n
+      + (cell.epochs>1 ? '×'+cell.epochs : '')));
   }
   const passes = Object.entries(cell.pass_hat || {}).map(([k, v]) => k + ' ' + pct(v));
-  if(passes.length > 1){
-    const s = document.createElement('span'); s.className = 'ci';
-    s.textContent = ' ' + passes.join(' '); td.appendChild(s);
-  }
-  if(!cell.comparable){td.className='incomparable'; td.title = cell.note || '';
-    td.appendChild(document.createTextNode(' †'));}
-  else if(cell.note){td.title = cell.note;}
+  if(passes.length > 1){td.appendChild(span('ci', passes.join(' ')));}
   return td;
 }
 function render(){
   const table = document.getElementById('table');
   table.innerHTML = '';
-  const head = document.createElement('tr');
-  const th0 = document.createElement('th'); th0.textContent='model'; th0.className='label';
-  th0.dataset.key = '__label'; head.appendChild(th0);
-  for(const c of board.columns){
+  const columns = visibleColumns();
+  const thead = document.createElement('thead');
+  const groups = document.createElement('tr'); groups.className = 'groups';
+  const heads = document.createElement('tr'); heads.className = 'cols';
+  const corner = document.createElement('th'); corner.className = 'label'; corner.rowSpan = 2;
+  corner.textContent = 'model'; corner.dataset.key = '__label'; groups.appendChild(corner);
+  for(const c of columns){
+    const last = groups.lastChild;
+    if(last !== corner && last.dataset.benchmark === c.benchmark){last.colSpan += 1;}
+    else{const g = document.createElement('th'); g.className = 'group';
+      g.dataset.benchmark = c.benchmark; g.textContent = groupNames[c.benchmark] || c.benchmark;
+      groups.appendChild(g);}
     const th = document.createElement('th');
     th.textContent = c.title + (sortKey===c.key ? (sortDir<0?' ▼':' ▲') : '');
-    th.dataset.key = c.key;
-    if(c.headline){th.className='headline';}
-    head.appendChild(th);
+    th.dataset.key = c.key; th.className = 'col' + (c.headline ? ' headline' : '');
+    heads.appendChild(th);
   }
-  head.querySelectorAll('th').forEach(th => th.addEventListener('click', () => {
+  thead.appendChild(groups); thead.appendChild(heads); table.appendChild(thead);
+  [corner, ...heads.children].forEach(th => th.addEventListener('click', () => {
     const k = th.dataset.key;
     sortDir = (sortKey===k) ? -sortDir : (k==='__label' ? 1 : -1); sortKey = k; render();
   }));
-  table.appendChild(head);
-  const rows = board.rows.slice();
+  let rows = board.rows.filter(r => shown.reported || r.kind !== 'reported');
   if(sortKey){
-    rows.sort((a,b) => {
+    rows = rows.slice().sort((a,b) => {
       if(sortKey==='__label'){return sortDir*a.label.localeCompare(b.label);}
       const x = a.cells[sortKey], y = b.cells[sortKey];
       if(!x && !y) return 0; if(!x) return 1; if(!y) return -1;
       return sortDir*(x.value - y.value);
     });
   }
+  const notes = [], numbers = new Map();
+  const tbody = document.createElement('tbody');
   for(const r of rows){
+    const noteOf = text => {
+      const key = r.label + ': ' + text;
+      if(!numbers.has(key)){notes.push(key); numbers.set(key, notes.length);}
+      return numbers.get(key);
+    };
     const tr = document.createElement('tr'); tr.className = r.kind;
     const td = document.createElement('td'); td.className='label'; td.textContent = r.label;
-    if(r.source){td.title = r.source;}
+    td.title = r.source || r.label;
     tr.appendChild(td);
-    for(const c of board.columns){tr.appendChild(cellNode(r.cells[c.key]));}
-    table.appendChild(tr);
+    for(const c of columns){tr.appendChild(cellNode(r.cells[c.key], noteOf));}
+    tbody.appendChild(tr);
+  }
+  table.appendChild(tbody);
+  const top = groups.getBoundingClientRect().height;
+  for(const th of heads.children){th.style.top = top + 'px';}
+  const list = document.getElementById('notes');
+  list.innerHTML = '';
+  for(const n of notes){const li = document.createElement('li'); li.textContent = n;
+    list.appendChild(li);}
+  document.getElementById('notes-title').hidden = !notes.length;
+  for(const img of document.querySelectorAll('#plots img')){
+    const src = shown.reported ? img.dataset.all : img.dataset.measured;
+    img.hidden = !src; if(src && img.getAttribute('src') !== src){img.src = src;}
   }
 }
+function controls(){
+  const box = document.getElementById('controls');
+  const add = (text, checked, change) => {
+    const label = document.createElement('label'); const input = document.createElement('input');
+    input.type = 'checkbox'; input.checked = checked;
+    input.addEventListener('change', () => {change(input.checked); render();});
+    label.appendChild(input); label.appendChild(document.createTextNode(' ' + text));
+    box.appendChild(label); return input;
+  };
+  box.appendChild(document.createTextNode('Benchmarks: '));
+  for(const b of Object.keys(shown.groups)){
+    add(groupNames[b] || b, true, v => {shown.groups[b] = v;}).dataset.benchmark = b;
+  }
+  box.appendChild(span('sep', '|'));
+  add('part columns', true, v => {shown.parts = v;}).id = 'show-parts';
+  if(board.rows.some(r => r.kind === 'reported')){
+    add('reported rows (paper)', true, v => {shown.reported = v;}).id = 'show-reported';
+  }
+}
+controls();
 render();
 """
 
@@ -135,36 +219,72 @@ def _embed(data: object) -> str:
     return json.dumps(data).replace("</", "<\\/")
 
 
-def write_site(board: Leaderboard, out: Path, plots: list[Path]) -> Path:
-    """`out/index.html`, linking the plots already written under `out/plots/`."""
-    out.mkdir(parents=True, exist_ok=True)
+def _settings_html(board: Leaderboard) -> str:
+    """What each headline column's cells are compared against, and where that came from."""
+    items = []
+    for c in board.columns:
+        if not (c.headline and c.reference):
+            continue
+        whence = ("the task as shipped (runs with no -T option, --limit or --sample-id)"
+                  if c.reference_from == "defaults" else
+                  "the settings most rows share (no run used the task's defaults)")
+        shown = ", ".join(f"{k}={v}" for k, v in c.reference.items() if len(v) < 80)
+        items.append(f"<li><b>{html.escape(c.title)}</b>: {html.escape(whence)}: "
+                     f"<code>{html.escape(shown)}</code></li>")
+    return "<ul id='settings'>" + "".join(items) + "</ul>" if items else ""
+
+
+def _images(plots: list[Plot], out: Path) -> str:
+    def rel(path: Path | None) -> str:
+        return html.escape(path.relative_to(out).as_posix()) if path is not None else ""
+
+    return "\n".join(f"<img src='{rel(p.path)}' data-all='{rel(p.path)}' "
+                     f"data-measured='{rel(p.measured_only)}' alt='{html.escape(p.path.stem)}'>"
+                     if p.kind == "bars" else
+                     f"<img src='{rel(p.path)}' alt='{html.escape(p.path.stem)}'>"
+                     for p in plots)
+
+
+def write_site(board: Leaderboard, out: Path, plots: list[Plot]) -> Path:
+    """`out/index.html` (replaced whole), linking the plots already under `out/plots/`."""
     logs = {p for r in board.rows for c in r.cells.values() for p in c.logs}
     logs |= {e.log for t in board.taxonomy for e in t.examples}
     rel = {p: os.path.relpath(Path(p).resolve(), out.resolve()) for p in logs}
-    images = "\n".join(f"<img src='{html.escape(p.relative_to(out).as_posix())}' "
-                       f"alt='{html.escape(p.stem)}'>" for p in plots)
+    bars = [p for p in plots if p.kind == "bars"]
+    curves = [p for p in plots if p.kind == "curve"]
+    taxonomy = [p for p in plots if p.kind == "taxonomy"]
     skipped = "".join(f"<li>{html.escape(s.path)}: {html.escape(s.reason)}</li>"
                       for s in board.skipped)
+    groups = {c.benchmark: BENCHMARKS.get(c.benchmark, c.benchmark) for c in board.columns}
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>envfactory leaderboard</title>
 <style>{_CSS}</style></head><body>
 <h1>Leaderboard</h1>
-<p>Values in %. Measured cells: mean, 95% bootstrap interval over samples, n samples
-(×epochs); a cell links to its log (hover for the <code>inspect view</code> command).
-<b>(rep.)</b>: reported in {html.escape(board.baselines_source or "the paper")}, not measured
-here. (±x): delta against the matching base row. †: not comparable with the rest of its
-column (hover for the settings that differ). Click a header to sort.</p>
-<table id="table"></table>
+<p>Values in %. Measured cells: mean, then the 95% bootstrap interval over samples and n
+samples (×epochs); a cell links to its log (hover for the <code>inspect view</code>
+command). <b>(rep.)</b>: reported in {html.escape(board.baselines_source or "the paper")},
+not measured here. (±x): delta against the matching base row. †: not comparable with the
+rest of its column; [n]: see the numbered notes under the table. Click a header to sort.</p>
+<div id="controls"></div>
+<div class="scroll"><table id="table"></table></div>
+<h3 id="notes-title">Notes</h3>
+<ol id="notes"></ol>
+<h3>What each column compares</h3>
+{_settings_html(board)}
 <h2>Plots</h2>
-<div id="plots">{images}</div>
+<div id="plots" class="grid">{_images(bars, out)}</div>
+{"<h2>Checkpoint curves</h2><div class='grid'>" + _images(curves, out) + "</div>"
+ if curves else ""}
 <h2>Failure taxonomy</h2>
+{"<div class='grid'>" + _images(taxonomy, out) + "</div>" if taxonomy else ""}
 {_taxonomy_html(board, rel)}
 {"<h2>Logs left out</h2><ul>" + skipped + "</ul>" if skipped else ""}
 <script type="application/json" id="board">{_embed(board.model_dump(mode="json"))}</script>
 <script type="application/json" id="logrel">{_embed(rel)}</script>
+<script type="application/json" id="groups">{_embed(groups)}</script>
 <script>{_JS}</script>
 </body></html>
 """
     path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
+    write_atomic(path, page)
     return path

@@ -3,11 +3,15 @@ and checkpoint curves.
 
 Rules that keep the numbers honest:
 
-* One log per row and task: the newest finished one; older ones are listed as
-  superseded, never merged into it.
-* A column's reference settings are those most of its measured cells share; a cell with
-  other settings (data version, release, task options, epochs, limit, user/judge model)
-  is marked not comparable, with the differing settings named.
+* A column's reference settings are the task's as shipped: those of the runs with no
+  `-T` option, `--limit` or `--sample-id` (the most rows' among them, if they differ),
+  or, when no run used them, the settings most rows share. A cell with other settings
+  (data version, release, task options, epochs, limit, user/judge model) is marked not
+  comparable, with the differing settings named; which run happens to be read first
+  never decides it.
+* One log per row and task: the one with the column's settings, then the most samples,
+  then the newest. The others are listed with the cell (and as superseded), never
+  merged into it: a later one-sample `--sample-id` check does not replace a full run.
 * An average over a benchmark's parts (τ² domains, VitaBench task sets) is taken within a
   row only; a row that lacks a part or has a part not comparable with its column gets a
   marked cell that says so.
@@ -17,36 +21,106 @@ Rules that keep the numbers honest:
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
-from typing import Any
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from leaderboard import columns as cols
 from leaderboard.baselines import BaselineFile, reported_rows
+from leaderboard.read import model_name
 from leaderboard.records import (
     Cell,
     ColumnInfo,
     CurvePoint,
     Leaderboard,
     LogRecord,
+    OtherRun,
     RowInfo,
 )
 from leaderboard.stats import estimate, pass_hat_curve
 
-__all__ = ["build_table", "latest_logs", "trial_values"]
+__all__ = ["Picked", "build_table", "pick_logs", "trial_values"]
 
 TOL = 1e-6
 
 
-def latest_logs(records: list[LogRecord]) -> tuple[list[LogRecord], list[str]]:
-    """The newest log per (row, task), and the paths of the others (superseded)."""
-    best: dict[tuple[str, str], LogRecord] = {}
-    superseded = []
-    for rec in sorted(records, key=lambda r: (r.created, r.path)):
-        key = (rec.row, rec.task)
-        if key in best:
-            superseded.append(best[key].path)
-        best[key] = rec
-    return list(best.values()), superseded
+def _columns(rec: LogRecord) -> list[cols.Column]:
+    return cols.columns_for(rec.benchmark, rec.task, {
+        "domain": rec.comparability.get("domain"),
+        "task_set": rec.comparability.get("task_set")})
+
+
+def _samples(rec: LogRecord) -> int:
+    return len({s.id for s in rec.samples})
+
+
+def _settings_key(settings: dict[str, str]) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+def _most_rows(pool: list[LogRecord]) -> dict[str, str]:
+    """The settings the most rows ran (a row that ran them three times counts once;
+    ties: more samples in one run, then the lexically first)."""
+    rows: dict[str, set[str]] = defaultdict(set)
+    samples: dict[str, int] = defaultdict(int)
+    for rec in pool:
+        key = _settings_key(rec.comparability)
+        rows[key].add(rec.row)
+        samples[key] = max(samples[key], _samples(rec))
+    best = min(rows, key=lambda k: (-len(rows[k]), -samples[k], k))
+    return dict(json.loads(best))
+
+
+Source = Literal["defaults", "majority"]
+
+
+def _references(records: list[LogRecord]) -> dict[str, tuple[dict[str, str], Source]]:
+    """Column key -> its reference settings and where they came from: the runs of the
+    task as shipped (`LogRecord.default_settings`), else all runs."""
+    pools: dict[str, list[LogRecord]] = defaultdict(list)
+    for rec in records:
+        for column in _columns(rec):
+            pools[column.key].append(rec)
+    out: dict[str, tuple[dict[str, str], Source]] = {}
+    for key, pool in pools.items():
+        shipped = [r for r in pool if r.default_settings]
+        out[key] = (_most_rows(shipped), "defaults") if shipped else (_most_rows(pool),
+                                                                        "majority")
+    return out
+
+
+@dataclass
+class Picked:
+    """The log used per (row, task), the others beside each, and the columns' references."""
+
+    kept: list[LogRecord]
+    others: dict[str, list[OtherRun]]
+    """Path of a kept log -> the row's other logs of its task, best first."""
+    superseded: list[str]
+    references: dict[str, tuple[dict[str, str], Source]]
+
+
+def pick_logs(records: list[LogRecord]) -> Picked:
+    """One log per (row, task): the one with its column's reference settings, then the
+    most samples, then the newest (then the last path); the others are kept beside it."""
+    references = _references(records)
+    groups: dict[tuple[str, str], list[LogRecord]] = defaultdict(list)
+    for rec in records:
+        groups[(rec.row, rec.task)].append(rec)
+    kept, others, superseded = [], {}, []
+    for recs in groups.values():
+        columns = _columns(recs[0])
+        reference = references[columns[0].key][0] if columns else {}
+        ranked = sorted(recs, key=lambda r: (r.comparability == reference, _samples(r),
+                                             r.created, r.path), reverse=True)
+        kept.append(ranked[0])
+        others[ranked[0].path] = [
+            OtherRun(path=r.path, created=r.created, n=_samples(r),
+                     settings=_differences(r.comparability, reference)) for r in ranked[1:]]
+        superseded += [r.path for r in ranked[1:]]
+    kept.sort(key=lambda r: (r.created, r.path))
+    return Picked(kept=kept, others=others, superseded=sorted(superseded),
+                  references=references)
 
 
 def trial_values(rec: LogRecord, column: cols.Column,
@@ -88,23 +162,11 @@ def _measured_cell(rec: LogRecord, column: cols.Column) -> Cell | None:
                 log_value=rec.metrics.get(column.log_metric or ""))
 
 
-def _describe(settings: dict[str, str], reference: dict[str, str]) -> str:
+def _differences(settings: dict[str, str], reference: dict[str, str]) -> str:
+    """`key value (column: value)` for every setting that differs, `; `-joined."""
     keys = sorted(set(settings) | set(reference))
-    parts = [f"{k} {settings.get(k, '-')} (column: {reference.get(k, '-')})"
-             for k in keys if settings.get(k) != reference.get(k)]
-    return "not comparable: " + "; ".join(parts)
-
-
-def _reference(entries: list[tuple[dict[str, str], int]]) -> dict[str, str]:
-    """The settings most cells share (ties: more samples, then the lexically first)."""
-    counts: Counter[str] = Counter()
-    samples: Counter[str] = Counter()
-    for settings, n in entries:
-        key = json.dumps(settings, sort_keys=True)
-        counts[key] += 1
-        samples[key] += n
-    best = min(counts, key=lambda k: (-counts[k], -samples[k], k))
-    return dict(json.loads(best))
+    return "; ".join(f"{k} {settings.get(k, '-')} (column: {reference.get(k, '-')})"
+                     for k in keys if settings.get(k) != reference.get(k))
 
 
 def _average(row_cells: dict[str, Cell], parts: list[str], records: dict[str, LogRecord],
@@ -144,7 +206,8 @@ def _row_info(rec: LogRecord) -> RowInfo:
                    run_id=prov.get("run_id"), method=prov.get("method"),
                    step=int(step) if isinstance(step, int | str) and str(step).isdigit()
                    else None,
-                   base_model=prov.get("base_model"))
+                   base_model=model_name(str(prov["base_model"])) if prov.get("base_model")
+                   else None)
 
 
 def _base_row(row: RowInfo, rows: dict[str, RowInfo]) -> str | None:
@@ -161,33 +224,26 @@ def _base_row(row: RowInfo, rows: dict[str, RowInfo]) -> str | None:
 def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
                 ) -> Leaderboard:
     """The leaderboard of `records` (and the reported baselines, when given)."""
-    kept, superseded = latest_logs(records)
+    picked = pick_logs(records)
     rows: dict[str, RowInfo] = {}
     settings: dict[tuple[str, str], dict[str, str]] = {}
     sources: dict[str, dict[str, LogRecord]] = defaultdict(dict)
     known: dict[str, cols.Column] = {}
-    for rec in kept:
+    for rec in picked.kept:
         row = rows.setdefault(rec.row, _row_info(rec))
-        for column in cols.columns_for(rec.benchmark, rec.task, {
-                "domain": rec.comparability.get("domain"),
-                "task_set": rec.comparability.get("task_set")}):
+        for column in _columns(rec):
             cell = _measured_cell(rec, column)
             if cell is None:
                 continue
             known[column.key] = column
+            cell.others = picked.others.get(rec.path, [])
+            reference = picked.references[column.key][0]
+            if rec.comparability != reference:
+                cell.comparable = False
+                cell.note = "not comparable: " + _differences(rec.comparability, reference)
             row.cells[column.key] = cell
             settings[(rec.row, column.key)] = rec.comparability
             sources[rec.row][column.key] = rec
-    # comparability within each column
-    references: dict[str, dict[str, str]] = {}
-    for key in known:
-        entries = [(settings[(r.key, key)], r.cells[key].n) for r in rows.values()
-                   if key in r.cells]
-        references[key] = ref = _reference(entries)
-        for r in rows.values():
-            if key in r.cells and settings[(r.key, key)] != ref:
-                r.cells[key].comparable = False
-                r.cells[key].note = _describe(settings[(r.key, key)], ref)
     # averages over a benchmark's parts, within a row
     for avg_key, parts in cols.AVERAGES.items():
         for r in rows.values():
@@ -211,12 +267,15 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
     for rep in reported:
         for key in rep.cells:
             known.setdefault(key, cols.column(key))
-    columns = [ColumnInfo(key=c.key, title=c.title, benchmark=c.benchmark, metric=c.metric,
-                          headline=c.headline, reference=references.get(c.key, {}))
-               for c in sorted(known.values(), key=lambda c: cols.order_key(c.key))]
+    columns = []
+    for c in sorted(known.values(), key=lambda c: cols.order_key(c.key)):
+        reference, source = picked.references.get(c.key, ({}, None))
+        columns.append(ColumnInfo(key=c.key, title=c.title, benchmark=c.benchmark,
+                                  metric=c.metric, headline=c.headline, reference=reference,
+                                  reference_from=source))
     measured = sorted(rows.values(), key=lambda r: (r.run_id or "", r.step or -1, r.key))
     return Leaderboard(columns=columns, rows=measured + reported,
-                       curves=_curves(measured), superseded=superseded,
+                       curves=_curves(measured), superseded=picked.superseded,
                        baselines_source=baselines.paper if baselines else None)
 
 

@@ -16,7 +16,8 @@ __all__ = ["leaderboard_app"]
 
 leaderboard_app = typer.Typer(help="Leaderboard: results table, plots and page from "
                               "Inspect logs.", no_args_is_help=True)
-console = Console()
+#: no wrapping (a path is one line), no markup or highlighting (paths hold brackets)
+console = Console(soft_wrap=True, markup=False, highlight=False)
 
 
 @leaderboard_app.callback()
@@ -80,3 +81,5 @@ def build_cmd(
                   f"in {result.seconds['total']:.2f} s")
     for kind, path in result.files.items():
         console.print(f"  {kind}: {path}")
+    for skipped in board.skipped:
+        console.print(f"  left out: {skipped.path}: {skipped.reason}")

@@ -223,7 +223,7 @@ def test_checkpoints_of_a_run_form_a_curve(tmp_path: Path) -> None:
     assert [(p.step, p.value) for p in points] == [(0, 0.25), (100, 0.5), (200, 0.75)]
     ck = row(board, "run1/checkpoint-200")
     assert (ck.run_id, ck.method, ck.step) == ("run1", "sft", 200)
-    assert ck.base_row == "run1/base"
+    assert ck.base_row == "org/base"  # the base model's one row (`model_identity`)
     assert ck.cells["bfcl_mt"].delta == pytest.approx(0.5)
     result = build([tmp_path], tmp_path / "out", baselines=None, with_taxonomy=False)
     assert result.board.curves == board.curves
@@ -238,7 +238,7 @@ def test_a_base_model_scored_on_its_own_is_the_curves_step_0(tmp_path: Path) -> 
     _checkpoint(tmp_path, "merged", 30, "sft", 3)
     _checkpoint(tmp_path, "base", None, "base", 1, run="org/base")
     board = build_table(records(tmp_path))
-    assert row(board, "run1/merged").base_row == "org/base/base"
+    assert row(board, "run1/merged").base_row == "org/base"
     assert [(p.step, p.value) for p in board.curves["run1"]["bfcl_mt"]] == [
         (0, 0.25), (30, 0.75)]
     assert "org/base" not in board.curves  # a base alone is no curve
