@@ -79,21 +79,29 @@ MCP_ATLAS_OFFICIAL = Path(__file__).resolve().parent / "data" / "mcp_atlas" / "o
 
 needs_mcp_atlas = pytest.mark.skipif(
     not HAVE_MCP_ATLAS, reason=f"MCP-Atlas data not found at {MCP_ATLAS_DATA}")
+#: upstream's source files the product reads as data (`MCP_ATLAS_SOURCE_DIR`): the scorer
+#: (judge prompt, schema, cut-off), the agent environment's tables, the failure taxonomy
+MCP_ATLAS_SOURCE = MCP_ATLAS_DATA / "source"
+HAVE_MCP_ATLAS_SOURCE = (MCP_ATLAS_SOURCE / "services" / "scoring" / "score_claims.py").is_file()
+
+needs_mcp_atlas_source = pytest.mark.skipif(
+    not HAVE_MCP_ATLAS_SOURCE, reason=f"MCP-Atlas source files not found at {MCP_ATLAS_SOURCE}")
 
 
 @pytest.fixture
 def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """For one test: `MCP_ATLAS_DATA_DIR` at the shared snapshot, `MCP_ATLAS_SOURCE_DIR`
-    at a stand-in source folder written from the recorded fixtures, `MCP_ATLAS_TASKS` at
-    the sample CSV, and an empty download cache. The servers `make install-mcp-atlas`
-    installed stay where they are: `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value
-    or default before the cache moves. Pair with `needs_mcp_atlas`."""
+    at its upstream source files, `MCP_ATLAS_TASKS` at the sample CSV, and an empty
+    download cache. The servers `make install-mcp-atlas` installed stay where they are:
+    `MCP_ATLAS_SERVERS_DIR` is pinned to the caller's value or default before the cache
+    moves. Pair with `needs_mcp_atlas` (a snapshot without `source/` skips)."""
     from envs.release_registry import MCP_ATLAS_SERVERS
-    from tests.tasks.mcp_atlas.official import write_release_source
 
+    if not HAVE_MCP_ATLAS_SOURCE:
+        pytest.skip(f"MCP-Atlas source files not found at {MCP_ATLAS_SOURCE}")
     monkeypatch.setenv("MCP_ATLAS_SERVERS_DIR", str(MCP_ATLAS_SERVERS.path()))
     monkeypatch.setenv("MCP_ATLAS_DATA_DIR", str(MCP_ATLAS_DATA))
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(write_release_source(tmp_path / "source")))
+    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(MCP_ATLAS_SOURCE))
     monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
     yield MCP_ATLAS_DATA

@@ -41,7 +41,8 @@ def install(
         help="Also clone the pinned git repositories of data/repos (needs GitHub).")] = False,
 ) -> None:
     """Install servers at the template's pinned versions into the servers folder
-    (`MCP_ATLAS_SERVERS_DIR`); runs then start them from there, without npx/uvx."""
+    (`MCP_ATLAS_SERVERS_DIR`); runs then start them from there, without npx/uvx. Exit 1
+    naming what failed; what succeeded stays installed, and a rerun skips it."""
     from tasks._mcp_atlas.servers import OFFLINE
     from tasks._mcp_atlas.servers import install as install_servers
 
@@ -57,6 +58,10 @@ def install(
                  if r.ok else f"FAILED: {r.detail}")
         err.print(f"{r.server:<24} {r.requirement.replace(chr(10), ', ')}  {state}",
                   markup=False, highlight=False, soft_wrap=True)
+    failed = [r.server for r in results if not r.ok]
+    if failed:
+        raise CommandError(f"not installed: {', '.join(failed)} ({len(results) - len(failed)} "
+                           f"of {len(results)} in place; a rerun skips what is in place)")
 
 
 @mcp_atlas_app.command("doctor")
@@ -64,39 +69,29 @@ def doctor(
     data_dir: Annotated[str | None, typer.Option(
         help="Tasks file or folder (default: MCP_ATLAS_TASKS, else the Hub dataset).")] = None,
     servers_only: Annotated[bool, typer.Option(
-        "--servers-only", help="Only the servers, no task report (no dataset download).")]
-        = False,
+        "--servers-only", help="Every server on its own row, no task report (no dataset "
+        "download).")] = False,
+    judge: Annotated[str | None, typer.Option(
+        help="Check that this judge model resolves (provider, package, key).")] = None,
 ) -> None:
-    """Which servers can start here (installed at the pinned version, keys, network),
-    and which tasks each subset would run or skip, with the reasons."""
-    from tasks._mcp_atlas.servers import OFFLINE, availability, network_available, templates
+    """What an MCP-Atlas run needs, one row per piece: the release files, the servers
+    (installed at the pinned version, keys, network), the judge, the tasks and what each
+    subset would run. Missing pieces say how to get them; exit 1 when a required one is
+    missing, 0 when a run can start."""
+    from tasks._mcp_atlas.doctor import check
 
-    table = Table(title="MCP-Atlas servers")
-    for col in ("server", "group", "package", "status"):
-        table.add_column(col)
-    for t in templates():
-        group = ("local" if t.name in OFFLINE else "key" if t.key_vars else "network")
-        status = availability(t.name)
-        shown = "[green]ready[/green]" if status.ok else f"[red]{escape(status.reason)}[/red]"
-        table.add_row(t.name, group, escape(t.requirement), shown)
+    report = check(data_dir=data_dir, servers_only=servers_only, judge=judge)
+    table = Table(title="MCP-Atlas doctor")
+    for col in ("piece", "status", "how to get it"):
+        table.add_column(col, overflow="fold")
+    for c in report.checks:
+        colour = "green" if c.ok else "red" if c.required else "yellow"
+        table.add_row(escape(c.piece), f"[{colour}]{escape(c.status)}[/{colour}]",
+                      escape(c.how if not c.ok else ""))
     console.print(table)
-    console.print(f"network: {'yes' if network_available() else 'no'}")
-    if servers_only:
-        return
-    from tasks._mcp_atlas.dataset import load_tasks
-    from tasks._mcp_atlas.selection import SUBSETS, select
-
-    try:
-        tasks, source = load_tasks(data_dir)
-    except (FileNotFoundError, ValueError) as e:
-        raise CommandError(f"tasks: {e}") from None
-    console.print(f"tasks: {len(tasks)} from {escape(source.origin)} ({source.revision})")
-    for subset in SUBSETS:
-        selection = select(tasks, subset)
-        console.print(f"subset [bold]{subset}[/bold]: {len(selection.runnable)} of "
-                      f"{selection.population} runnable")
-        for task_id, reason in selection.skipped.items():
-            console.print(f"  skipped {task_id}: {escape(reason)}")
+    if report.missing:
+        raise CommandError("MCP-Atlas cannot run here: missing "
+                           + ", ".join(c.piece for c in report.missing))
 
 
 @mcp_atlas_app.command("grade")

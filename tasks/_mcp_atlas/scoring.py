@@ -40,7 +40,13 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ResponseSchema
+from inspect_ai.model import (
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ResponseSchema,
+    model_roles,
+)
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema, store_as
@@ -48,7 +54,8 @@ from pydantic import BaseModel, JsonValue, computed_field
 
 from harness.episode import EpisodeProgress, Termination
 from harness.generation_config import role_config
-from harness.judge import judge_model
+from harness.inspect_compat import PrerequisiteError
+from harness.judge import JUDGE_ROLE, judge_model
 from harness.trajectory import Message
 from tasks._mcp_atlas.claims import extract_claims, judge_prompt, judge_schema, truncate_response
 from tasks._mcp_atlas.release import release
@@ -56,8 +63,8 @@ from tasks._mcp_atlas.taxonomy import diagnose
 
 __all__ = ["ATTEMPTS", "ERROR_ENDINGS", "JUDGE_TEMPERATURE", "LABEL_SCORES", "PASS_THRESHOLD",
            "SCHEMA_NAME", "ClaimVerdict", "Coverage", "coverage_metric_values",
-           "coverage_metrics", "final_response", "judge_config", "mcp_atlas_scorer",
-           "score_response"]
+           "JudgeRoleMissing", "coverage_metrics", "final_response", "judge_config",
+           "mcp_atlas_scorer", "require_judge", "score_response"]
 
 LABEL_SCORES = {"fulfilled": 1.0, "partially_fulfilled": 0.5, "not_fulfilled": 0.0}
 PASS_THRESHOLD = 0.75
@@ -249,6 +256,25 @@ def _response(progress: EpisodeProgress) -> tuple[str, Termination]:
     if ending in ERROR_ENDINGS:
         return f"ERROR: {ending.value}: {progress.detail or 'no detail'}", ending
     return final_response(progress.messages), ending
+
+
+class JudgeRoleMissing(PrerequisiteError, RuntimeError):
+    """The task was built with no judge: Inspect prints it in one line and exits 1."""
+
+
+def require_judge(judge: str | Model | None) -> None:
+    """Refuse to build the task without a judge, before any server starts.
+
+    Inspect binds `--model-role` before it calls a task function (0.3.285,
+    `eval_resolve_tasks`), so the role is visible here; a task built in Python before
+    `eval()` names its judge itself (`judge=`). Without this check the agent runs every
+    sample against real servers and each score then fails on `JudgeNotSetError`, in a
+    run that exits 0."""
+    if judge is None and not model_roles().get(JUDGE_ROLE):
+        raise JudgeRoleMissing(
+            f"MCP-Atlas is scored by a '{JUDGE_ROLE}' model, and none is set: add "
+            f"`--model-role {JUDGE_ROLE}=<model>` to `inspect eval` (Python: "
+            f"`mcp_atlas({JUDGE_ROLE}=<model>)`)")
 
 
 @scorer(metrics=[coverage_metrics()])

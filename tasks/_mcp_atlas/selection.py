@@ -37,6 +37,9 @@ class Selection(BaseModel):
     runnable: list[AtlasTask]
     #: task id -> why it cannot run here
     skipped: dict[str, str] = Field(default_factory=dict)
+    #: task id -> what blocks it, in short (a server's name, `repos/<name>`, or
+    #: `unknown tool`), so that a report can count the tasks each missing piece costs
+    blocked_by: dict[str, list[str]] = Field(default_factory=dict)
     #: servers that can start here (the others' tools are missing from the offers)
     available_servers: list[str] = Field(default_factory=list)
     #: server -> why it cannot start, for every server some task of the population needs
@@ -53,6 +56,7 @@ def select(tasks: Sequence[AtlasTask], subset: Subset) -> Selection:
     available = [name for name in names if status[name].ok]
     runnable: list[AtlasTask] = []
     skipped: dict[str, str] = {}
+    blocked_by: dict[str, list[str]] = {}
     unavailable: dict[str, str] = {}
     mappings = tool_name_mappings()
     for task in tasks:
@@ -65,14 +69,18 @@ def select(tasks: Sequence[AtlasTask], subset: Subset) -> Selection:
             continue
         reasons = [f"the reference run calls {', '.join(orphans)}, of no server in the "
                    "template (upstream cannot run it either)"] if orphans else []
-        reasons += [f"{s}: {status[s].reason}" for s in required if not status[s].ok]
-        unavailable.update({s: status[s].reason for s in required if not status[s].ok})
+        blocked = ["unknown tool"] if orphans else []
+        down = [s for s in required if not status[s].ok]
+        reasons += [f"{s}: {status[s].reason}" for s in down]
+        unavailable.update({s: status[s].reason for s in down})
+        absent = [r for r in task.repos() if not (repos_dir() / r).is_dir()]
         reasons += [f"git repository {r!r} not in {repos_dir()} (`envfactory mcp-atlas "
-                    "install --repos` clones it)" for r in task.repos()
-                    if not (repos_dir() / r).is_dir()]
+                    "install --repos` clones it)" for r in absent]
+        blocked += [*down, *(f"repos/{r}" for r in absent)]
         if reasons:
             skipped[task.task_id] = "; ".join(reasons)
+            blocked_by[task.task_id] = blocked
         else:
             runnable.append(task)
-    return Selection(subset=subset, runnable=runnable, skipped=skipped,
+    return Selection(subset=subset, runnable=runnable, skipped=skipped, blocked_by=blocked_by,
                      available_servers=available, unavailable_servers=unavailable)

@@ -498,11 +498,20 @@ def install_repos() -> list[InstallResult]:
 # --- availability ----------------------------------------------------------------------
 
 class Availability(BaseModel):
-    """Whether one server can start here; `reason` says why not."""
+    """Whether one server can start here; `reason` says why not, and the fields say what
+    is missing, so that `doctor` can say how to get each piece."""
 
     server: str
     ok: bool
     reason: str = ""
+    #: installed at the pinned version (and, for mcp-code-executor, its workspace venv)
+    installed: bool = True
+    #: why the last `install` of it failed (the tool's error), when it did
+    install_failure: str = ""
+    #: the key variables its template needs that are unset here
+    missing_keys: list[str] = []
+    #: it calls web APIs and there is no network
+    no_network: bool = False
 
 
 @functools.cache
@@ -533,19 +542,25 @@ def availability(name: str) -> Availability:
     missing = [v for v in t.key_vars if not os.environ.get(v, "").strip()]
     if missing:
         reasons.append(f"needs {', '.join(missing)} (unset)")
-    if installed_executable(t) is None:
-        failure = _failure_file(name)
+    installed = installed_executable(t) is not None
+    failure = _failure_file(name)
+    install_failure = failure.read_text().strip() if failure.is_file() else ""
+    if not installed:
         how = ("`make install-mcp-atlas` installs it" if name in OFFLINE else
                f"`envfactory mcp-atlas install {name}` installs it")
-        reasons.append(f"not installed ({failure.read_text().strip()})" if failure.is_file()
+        reasons.append(f"not installed ({install_failure})" if install_failure
                        else f"not installed in {servers_dir()} ({how})")
     elif name == CODE_EXECUTOR and not (code_executor_venv() / "envfactory-requirement.txt"
                                         ).is_file():
+        installed = False
         reasons.append(f"its workspace venv is not installed in {code_executor_venv()}")
-    if not t.offline and not network_available():
+    no_network = not t.offline and not network_available()
+    if no_network:
         reasons.append("needs network (no connection to the internet; "
                        "MCP_ATLAS_NETWORK=1 says there is)")
-    return Availability(server=name, ok=not reasons, reason="; ".join(reasons))
+    return Availability(server=name, ok=not reasons, reason="; ".join(reasons),
+                        installed=installed, install_failure=install_failure,
+                        missing_keys=missing, no_network=no_network)
 
 
 # --- launching (`workspace.launch`) ----------------------------------------------------

@@ -20,18 +20,33 @@ the subset that cannot run here are skipped with their reasons (`mcp_atlas_skipp
 the log), never scored 0. Metrics:
 pass@0.75, pass@0.5, mean coverage. The release commit, the dataset's revision, the
 servers' pinned packages and the judge model are in every log.
+
+The judge is checked when the task is built, before any server starts: without
+`--model-role judge=...` (in Python, `mcp_atlas(judge=<model>)` for a task built before
+`eval()`), `inspect eval` stops with one line and exits 1.
 """
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import Model
 
 from harness import task_options
+from harness.inspect_compat import PrerequisiteError
 from tasks._mcp_atlas.agent import MAX_TOOL_CALLS, TOOL_TIMEOUT, atlas_solver
 from tasks._mcp_atlas.dataset import HUB_REVISION, AtlasTask, load_tasks
 from tasks._mcp_atlas.release import release
-from tasks._mcp_atlas.scoring import mcp_atlas_scorer
+from tasks._mcp_atlas.scoring import mcp_atlas_scorer, require_judge
 from tasks._mcp_atlas.selection import SUBSETS, Subset, select
 from tasks._mcp_atlas.servers import templates
+
+
+class AtlasUnavailable(PrerequisiteError, RuntimeError):
+    """What the task needs is not here: Inspect prints the line and exits 1, before any
+    sample runs."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{message}; `envfactory mcp-atlas doctor` lists what is missing "
+                         "and how to get it")
 
 
 def _sample(t: AtlasTask, servers: list[str]) -> Sample:
@@ -43,27 +58,32 @@ def _sample(t: AtlasTask, servers: list[str]) -> Sample:
 @task
 def mcp_atlas(subset: str = "offline", data_dir: str | None = None,
               revision: str = HUB_REVISION,
-              max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOOL_TIMEOUT) -> Task:
+              max_tool_calls: int = MAX_TOOL_CALLS, tool_timeout: float = TOOL_TIMEOUT,
+              judge: str | Model | None = None) -> Task:
     """MCP-Atlas public tasks whose servers can run here (see the module docstring)."""
     task_options.one_of("subset", subset, SUBSETS)
     task_options.integer("max_tool_calls", max_tool_calls, minimum=1)
     task_options.number("tool_timeout", tool_timeout, minimum=0.0)
-    tasks, source = load_tasks(data_dir, revision)
+    require_judge(judge)
     chosen: Subset = subset  # type: ignore[assignment]
-    selection = select(tasks, chosen)
+    try:
+        tasks, source = load_tasks(data_dir, revision)
+        selection = select(tasks, chosen)
+        names = [t.name for t in templates()]
+    except (OSError, ValueError) as e:  # missing release files, tasks, a bad table
+        raise AtlasUnavailable(f"MCP-Atlas cannot start: {e}") from None
     if not selection.runnable:
         reasons = "; ".join(f"{k}: {v}" for k, v in list(selection.skipped.items())[:5])
-        raise RuntimeError(
+        raise AtlasUnavailable(
             f"no MCP-Atlas task of subset {subset!r} can run here ({selection.population} in "
-            f"the subset, all skipped{': ' + reasons if reasons else ''}); "
-            "`envfactory mcp-atlas doctor` says what is missing")
-    names = [t.name for t in templates()]
+            f"the subset, all skipped{': ' + reasons if reasons else ''})")
     return Task(
         name="mcp_atlas",
         dataset=MemoryDataset([_sample(t, names) for t in selection.runnable],
                               name="mcp_atlas", location=source.origin),
         solver=atlas_solver(max_tool_calls, tool_timeout, selection.available_servers),
         scorer=mcp_atlas_scorer(),
+        model_roles={"judge": judge} if judge is not None else None,
         metadata={"benchmark": "mcp_atlas", **release().provenance(),
                   "mcp_atlas_dataset": source.origin,
                   "mcp_atlas_dataset_revision": source.revision,

@@ -6,9 +6,9 @@ scores and requests of a scripted judging run, its tables), recorded once; see t
 folder's README. No upstream code is kept in the repository.
 
 The product reads a few literals of upstream's files at run time (the judge prompt's
-f-string, the schema, the response cut-off, TOOL_NAME_MAPPINGS, CACHEABLE_SERVERS), so
-`write_release_source` writes, from the recorded values, a stand-in source folder holding
-just those assignments, laid out like the repository, for `MCP_ATLAS_SOURCE_DIR`.
+f-string, the schema, the response cut-off, TOOL_NAME_MAPPINGS, CACHEABLE_SERVERS); tests
+point `MCP_ATLAS_SOURCE_DIR` at the real files (`tests.shared_data.MCP_ATLAS_SOURCE`), so
+what the product reads from them is compared with what upstream's code returned.
 
 `JudgeServer` is a local chat-completions endpoint (testkit's recording server) answering
 each claim's requests from a script (the claim is found in the prompt), for upstream's
@@ -18,14 +18,12 @@ request body.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from testkit.recording_server import Api, RecordingServer, Reply
@@ -35,6 +33,7 @@ from tests.shared_data import MCP_ATLAS_OFFICIAL
 RECORDED = MCP_ATLAS_OFFICIAL / "recorded"
 SCORER_FILE = "services/scoring/score_claims.py"
 ENVIRONMENT_MAIN = "services/agent-environment/src/agent_environment/main.py"
+TAXONOMY_FILE = "services/diagnostics/mcp_failure_taxonomy.py"
 
 
 @cache
@@ -61,57 +60,6 @@ def normalised_request(body: dict[str, Any]) -> dict[str, Any]:
     if len(content) > 4096:
         body["messages"][0]["content"] = f"sha256:{digest(content)} ({len(content)} chars)"
     return body
-
-
-def _field(name: str) -> ast.FormattedValue:
-    return ast.FormattedValue(value=ast.Name(id=name), conversion=-1, format_spec=None)
-
-
-def _prompt_fstring(judge: dict[str, Any]) -> ast.JoinedStr:
-    """The recorded prompt template (rendered with two marks) as the f-string it came from."""
-    values: list[ast.expr] = []
-    for n, piece in enumerate(judge["template"].split(judge["claim_mark"])):
-        if n:
-            values.append(_field("claim"))
-        for m, text in enumerate(piece.split(judge["response_mark"])):
-            if m:
-                values.append(_field("response"))
-            if text:
-                values.append(ast.Constant(value=text))
-    return ast.JoinedStr(values=values)
-
-
-def scorer_source() -> str:
-    """A stand-in `score_claims.py`: the definitions the product reads, from the recording."""
-    judge = recorded("judge")
-    return (
-        "class CoverageEvaluator:\n"
-        "    def _get_single_claim_evaluation_prompt(self, claim, response):\n"
-        f"        return {ast.unparse(_prompt_fstring(judge))}\n\n\n"
-        "def get_single_claim_evaluation_schema():\n"
-        f"    return {judge['schema']!r}\n\n\n"
-        "async def evaluate_dataframe_async(response):\n"
-        f"    MAX_RESPONSE_CHARS = {judge['max_response_chars']!r}\n"
-        f"    response = response[:MAX_RESPONSE_CHARS] + {judge['truncation_suffix']!r}\n"
-        "    return response\n")
-
-
-def environment_source() -> str:
-    """A stand-in agent-environment `main.py`: its two tables, from the recording."""
-    tables = recorded("tables")
-    servers = ", ".join(map(repr, tables["CACHEABLE_SERVERS"]))
-    return (f"TOOL_NAME_MAPPINGS = {tables['TOOL_NAME_MAPPINGS']!r}\n"
-            f"CACHEABLE_SERVERS = {{{servers}}}\n")
-
-
-def write_release_source(root: Path) -> Path:
-    """The stand-in source folder at `root`, laid out like the repository; returns `root`."""
-    for relative, text in ((SCORER_FILE, scorer_source()),
-                           (ENVIRONMENT_MAIN, environment_source())):
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 class JudgeServer:

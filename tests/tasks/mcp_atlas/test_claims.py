@@ -23,8 +23,6 @@ from tests.tasks.mcp_atlas.official import (
     SCORER_FILE,
     digest,
     recorded,
-    scorer_source,
-    write_release_source,
 )
 
 CLAIMS = recorded("claims")
@@ -36,12 +34,6 @@ def sample_rows() -> list[dict[str, str]]:
     with (MCP_ATLAS_DATA / "sample_tasks.csv").open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
 
-
-@pytest.fixture
-def official_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    source = write_release_source(tmp_path / "source")
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(source))
-    return source
 
 
 @pytest.mark.parametrize("case", CLAIMS["edge_cases"], ids=lambda case: repr(case["blob"])[:40])
@@ -113,9 +105,9 @@ class _UpperClaim(ast.NodeTransformer):
         return node
 
 
-def test_a_changed_scorer_is_refused_naming_the_file(tmp_path: Path,
+def test_a_changed_scorer_is_refused_naming_the_file(official_source: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    source = scorer_source()
+    source = (official_source / SCORER_FILE).read_text(encoding="utf-8")
     scorer = tmp_path / SCORER_FILE
     scorer.parent.mkdir(parents=True)
     monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(tmp_path))

@@ -16,11 +16,13 @@ from tasks._mcp_atlas.dataset import (
     HUB_DATASET,
     HUB_REVISION,
     AtlasTask,
+    cacheable_servers,
     load_tasks,
     tool_name_mappings,
 )
 from tasks._mcp_atlas.release import release
 from tests.shared_data import MCP_ATLAS_DATA, needs_mcp_atlas
+from tests.tasks.mcp_atlas.official import recorded
 
 pytestmark = [needs_mcp_atlas, pytest.mark.usefixtures("use_mcp_atlas_data")]
 SAMPLE = MCP_ATLAS_DATA / "sample_tasks.csv"
@@ -121,3 +123,13 @@ def test_repos_are_the_git_clones_the_reference_calls_name() -> None:
             {"id": str(i), "function": {"name": "git_git_log", "arguments": a}}]}
         for i, a in enumerate(calls)])
     assert task.repos() == ["snake-game", "storyteller"]
+
+
+def test_tables_read_from_upstreams_files_are_the_recorded_ones(
+        official_source: Path) -> None:
+    """What the product reads from the real `main.py` equals what upstream's own module
+    held when the fixtures were recorded (`recorded/tables.json`)."""
+    tables = recorded("tables")
+    assert tool_name_mappings() == tables["TOOL_NAME_MAPPINGS"]
+    assert sorted(cacheable_servers()) == tables["CACHEABLE_SERVERS"]
+    assert len(tables["TOOL_NAME_MAPPINGS"]) == 7 and "brave-search" in cacheable_servers()

@@ -17,18 +17,13 @@ from tests.tasks.mcp_atlas.official import (
     digest,
     recorded,
     verdict,
-    write_release_source,
 )
 
 TASKS = {"t1": "['The answer is forty-two.', 'The tool was a calculator.']",
          "t2": "['Paris is the capital of France.']"}
 
 
-@pytest.fixture(autouse=True)
-def official_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    source = write_release_source(tmp_path / "source")
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(source))
-    return source
+pytestmark = pytest.mark.usefixtures("official_source")
 
 
 def judge() -> ScriptedJudge:

@@ -172,8 +172,7 @@ def test_requests_equal_the_official_ones(case: str, tmp_path: Path,
     with RecordingServer(scripted(recorded["script"])) as server:
         model = get_model("openai/scripted", base_url=server.url, api_key="sk-scripted",
                           responses_api=False, memoize=False)
-        (log,) = inspect_eval(mcp_atlas(**options), model=model,
-                              model_roles={"judge": constant(FULFILLED)},
+        (log,) = inspect_eval(mcp_atlas(judge=constant(FULFILLED), **options), model=model,
                               sample_id=recorded["task_id"], log_dir=str(tmp_path / "logs"),
                               display="none")
         sent = [r.body for r in server.requests]

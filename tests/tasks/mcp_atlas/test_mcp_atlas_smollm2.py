@@ -26,9 +26,9 @@ def test_smollm2_completes_two_tasks_on_the_real_servers(tmp_path: Path) -> None
     except local_models.LocalModelUnavailable as e:
         pytest.skip(str(e))
     (log,) = inspect_eval(
-        mcp_atlas(), model="hf/local",
+        mcp_atlas(judge=claim_judge()), model="hf/local",
         model_args={"model_path": str(model_dir), "device": "cpu", "do_sample": False},
-        model_roles={"judge": claim_judge()}, sample_id=["4b5c6d7e8f", "5c6d7e8f9a"],
+        sample_id=["4b5c6d7e8f", "5c6d7e8f9a"],
         max_tokens=64, log_dir=str(tmp_path / "logs"), display="none", max_samples=1)
     assert log.status == "success", log.error
     assert len(log.samples or []) == 2

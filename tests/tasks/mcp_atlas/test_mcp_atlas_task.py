@@ -82,7 +82,7 @@ def agent(script: Callable[[int], ChatMessageAssistant]) -> Model:
 
 def run(model: str | Model, tmp_path: Path, sample_ids: list[str], judge: Model,
         **options: Any) -> EvalLog:
-    (log,) = inspect_eval(mcp_atlas(**options), model=model, model_roles={"judge": judge},
+    (log,) = inspect_eval(mcp_atlas(judge=judge, **options), model=model,
                           sample_id=sample_ids, log_dir=str(tmp_path / "logs"),
                           display="none", max_samples=2)
     assert log.status == "success", log.error

@@ -36,7 +36,6 @@ from tests.tasks.mcp_atlas.official import (
     normalised_request,
     recorded,
     verdict,
-    write_release_source,
 )
 
 GARBAGE = "this is not JSON"
@@ -87,12 +86,6 @@ ROWS: list[tuple[str, str, dict[str, list[str]]]] = [
         "Third claim three.": [verdict("not_fulfilled")]}),
 ]
 
-
-@pytest.fixture
-def official_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    source = write_release_source(tmp_path / "source")
-    monkeypatch.setenv("MCP_ATLAS_SOURCE_DIR", str(source))
-    return source
 
 
 def script() -> dict[str, list[str]]:

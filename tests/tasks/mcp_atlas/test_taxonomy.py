@@ -3,6 +3,7 @@ hand-made run, and the sample tasks' reference runs (which show none)."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from tasks._mcp_atlas.taxonomy import (
     diagnose,
 )
 from tests.shared_data import needs_mcp_atlas
-from tests.tasks.mcp_atlas.official import recorded
+from tests.tasks.mcp_atlas.official import TAXONOMY_FILE, recorded
 
 SERVERS = ["calculator", "filesystem", "git", "memory", "wikipedia", "mcp-server-code-runner"]
 ENABLED = ["calculator_calculate", "filesystem_read_file", "filesystem_list_directory",
@@ -33,6 +34,16 @@ def upstream_modes() -> dict[str, list[str]]:
     """The keys of upstream's TOOL_CALL_MODES and COGNITIVE_MODES, in order (recorded)."""
     tables = recorded("tables")
     return {name: list(tables[name]) for name in ("TOOL_CALL_MODES", "COGNITIVE_MODES")}
+
+
+def test_recorded_modes_are_the_real_files(official_source: Path) -> None:
+    """The recording (`upstream_modes`) equals the literals of upstream's taxonomy file."""
+    source = (official_source / TAXONOMY_FILE).read_text(encoding="utf-8")
+    found = {target.id: list(ast.literal_eval(node.value)) for node in ast.parse(source).body
+             if isinstance(node, ast.Assign) for target in node.targets
+             if isinstance(target, ast.Name) and target.id in ("TOOL_CALL_MODES",
+                                                               "COGNITIVE_MODES")}
+    assert found == upstream_modes()
 
 
 def test_mode_names_are_upstreams() -> None:
