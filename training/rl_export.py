@@ -55,7 +55,7 @@ def gold_states(trajectory: Trajectory, replayed: list[TurnExchange]
     recorded = [t.gold_state_after for t in trajectory.turns]
     afters = recorded if all(s is not None for s in recorded) else [
         t.state_after for t in replayed]
-    befores = [trajectory.initial_state, *afters[:-1]]
+    befores = [trajectory.initial_state, *afters][:len(afters)]  # none for no turns
     return [(b, a) for b, a in zip(befores, afters, strict=True)]  # type: ignore[misc]
 
 

@@ -303,3 +303,17 @@ def test_find_logs_skips_listings_and_hidden_folders(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     assert find_logs([run_dir, run_dir / "a.eval"]) == [run_dir / "a.eval",
                                                         run_dir / "nested" / "b.json"]
+
+
+def test_allowed_benchmark_data_without_turns_is_nothing_to_export(tmp_path: Path) -> None:
+    """A BFCL single-turn run converts to a record without turns (it executes nothing):
+    allowed in, it gives no sample and no row, and says so rather than failing inside."""
+    data = tmp_path / "runs.jsonl"
+    record = Trajectory(id="simple_0", environments=[], initial_state={}, turns=[],
+                        provenance=Provenance(source="inspect-log"),
+                        metadata={"task": "bfcl_singleturn"})
+    data.write_text(record.model_dump_json() + "\n")
+    with pytest.raises(ValueError, match=r"^1 trajectories give no SFT sample .* nothing to "
+                                         "export$"):
+        export([data], tmp_path / "out", allow_benchmark_data=True)
+    assert not (tmp_path / "out").exists()
