@@ -63,9 +63,9 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
     `out`. `baselines=None` leaves the reported rows out; `workers` processes classify
     failed samples (default: the CPUs, at most 4). `on_progress(stage, done, total)` is
     called as logs are read ("reading logs") and classified ("failure taxonomy"); the
-    command line draws it. Raises `BuildError`, writing nothing, when `paths` hold no log
-    or none of their logs can be used; logs that cannot be used beside ones that can are
-    left out and listed (`Leaderboard.skipped`)."""
+    command line draws it. Raises `BuildError`, writing nothing, when none of the logs
+    can be used (`harness.logs.find_logs` refuses a folder without logs); logs that
+    cannot be used beside ones that can are left out and listed (`Leaderboard.skipped`)."""
     workers = workers or min(4, os.cpu_count() or 1)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -79,9 +79,6 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
         else:
             skipped.append(result)
     seconds["read"] = time.perf_counter() - start
-    if not files:
-        raise BuildError(f"no Inspect log (.eval or .json) in {', '.join(map(str, paths))}; "
-                         "nothing written")
     if not records:
         raise BuildError(f"none of the {len(files)} log file(s) could be used, nothing "
                          "written: " + "; ".join(f"{s.path} ({s.reason})" for s in skipped))

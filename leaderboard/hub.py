@@ -11,9 +11,10 @@ mirror what was pushed; results accumulate logs).
 Credentials and endpoint are huggingface_hub's own: `HF_TOKEN` or the token stored by
 `huggingface-cli login` / `hf auth login`, and `HF_ENDPOINT` (read at call time here, so a
 process that set it after importing the hub still reaches the right server). The token
-never reaches a message: every client error is re-raised as `HubError` with the token,
-`Bearer ...` values and `hf_...` strings masked, and without the original exception
-attached (its text may quote the server, which may quote the request).
+never reaches a message: every client error is re-raised as `HubError` with the token
+(as a whole value: a one-letter test token does not turn `doesnotexist` into
+`doesnote***ist`), `Bearer ...` values and `hf_...` strings masked, and without the
+original exception attached (its text may quote the server, which may quote the request).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
 _HF_TOKEN_LIKE = re.compile(r"\bhf_[A-Za-z0-9]{6,}")
 MASK = "***"
+MIN_TOKEN_CHARS = 16
+"""A token this long is masked wherever it occurs; a shorter one only as a whole word."""
 
 
 class HubError(RuntimeError):
@@ -83,11 +86,21 @@ def _token() -> str | None:
     return get_token()
 
 
+def _token_pattern(token: str) -> re.Pattern[str]:
+    """Where `token` occurs as a whole value: not inside a longer run of token characters
+    (letters, digits, `_`, `-`, `.`). A token of `MIN_TOKEN_CHARS` or more characters is
+    masked anywhere else too (nothing else plausibly contains 16 of its characters); a
+    shorter one (`HF_TOKEN=x`) only as a whole word, or every `x` would be masked."""
+    if len(token) >= MIN_TOKEN_CHARS:
+        return re.compile(re.escape(token))
+    return re.compile(rf"(?<![\w.-]){re.escape(token)}(?![\w.-])")
+
+
 def redact(text: str, token: str | None = None) -> str:
-    """`text` with `token`, any `Bearer <value>` and anything shaped like an `hf_` token
-    masked."""
+    """`text` with the token value (`_token_pattern`), any `Bearer <value>` and anything
+    shaped like an `hf_` token masked."""
     if token:
-        text = text.replace(token, MASK)
+        text = _token_pattern(token).sub(MASK, text)
     text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
     return _HF_TOKEN_LIKE.sub("hf_" + MASK, text)
 

@@ -18,6 +18,7 @@ from typing import Any
 from datasets import Features, List, Value
 from pydantic import BaseModel, Field
 
+from harness import logs as harness_logs
 from harness.trajectory import Trajectory, read_jsonl
 
 __all__ = ["DATASET_FEATURES", "SPLITS", "LogEntry", "TrajectorySplits", "dataset_row",
@@ -159,21 +160,13 @@ class LogEntry(BaseModel):
 
 
 def find_logs(sources: Iterable[Path]) -> list[Path]:
-    """Inspect log files: each file as given, each directory searched recursively."""
-    from inspect_ai.log import list_eval_logs
-
-    out: list[Path] = []
-    for source in sources:
-        if source.is_file():
-            if source.suffix not in _LOG_SUFFIXES:
-                raise ValueError(f"{source}: not an Inspect log (.eval or .json)")
-            out.append(source)
-        elif source.is_dir():
-            out += sorted(Path(info.name.removeprefix("file://"))
-                          for info in list_eval_logs(str(source.resolve()), recursive=True))
-        else:
-            raise ValueError(f"{source}: no such file or directory")
-    return out
+    """Inspect log files: each file as given (it must be named `.eval` / `.json`), each
+    directory searched recursively (`harness.logs.find_logs`)."""
+    paths = list(sources)
+    for source in paths:
+        if source.is_file() and source.suffix not in _LOG_SUFFIXES:
+            raise ValueError(f"{source}: not an Inspect log (.eval or .json)")
+    return harness_logs.find_logs(paths)
 
 
 def log_entry(path: Path, path_in_repo: str) -> LogEntry:

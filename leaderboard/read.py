@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from inspect_ai.scorer import value_to_float
 from envs.concurrency import bounded_gather
 from envs.release_registry import registered_releases
 from envs.releases import PinnedRelease
+from harness.logs import find_logs
 from leaderboard.columns import benchmark_of, stratum_of
 from leaderboard.records import LogRecord, SampleRecord, SkippedLog
 
@@ -54,31 +55,6 @@ _SCORE_META = ("error_type", "termination", "simulation_failed", "reason", "cate
 _to_float = value_to_float()
 CONCURRENCY = 32
 """Logs read at once (file reads overlap; parsing is on one core either way)."""
-
-
-#: files Inspect writes beside logs that are not logs
-_NOT_LOGS = {"logs.json", "eval-set.json", "listing.json"}
-
-
-def find_logs(paths: Iterable[Path]) -> list[Path]:
-    """Log files named, and every `.eval` / `.json` log under the folders named
-    (recursively, hidden folders skipped), in order, without repeats. A path that does
-    not exist raises `FileNotFoundError` naming it. (Inspect's `list_eval_logs` reads
-    the header of every file whose name is not in its own naming scheme, which costs
-    as much as reading the log.)"""
-    found: dict[Path, None] = {}
-    for path in paths:
-        if path.is_dir():
-            for file in sorted(path.rglob("*")):
-                parts = file.relative_to(path).parts
-                if (file.suffix in (".eval", ".json") and file.name not in _NOT_LOGS
-                        and not any(p.startswith(".") for p in parts) and file.is_file()):
-                    found[file] = None
-        elif path.is_file():
-            found[path] = None
-        else:
-            raise FileNotFoundError(f"{path}: no such log file or folder")
-    return list(found)
 
 
 def _setting(value: Any) -> str:

@@ -23,6 +23,7 @@ from tests.leaderboard.fake_hub import (  # noqa: F401
     FakeHub,
     client_env,
     fake_hub_fixture,
+    use_in_process,
 )
 from tests.leaderboard.test_hub_model import write_log
 
@@ -105,3 +106,31 @@ def test_redact_masks_token_shapes() -> None:
     text = f"sent {TOKEN}; Authorization: Bearer abc.def-123, other hf_abcdefghij"
     assert redact(text, TOKEN) == "sent ***; Authorization: Bearer ***, other hf_***"
     assert redact("Bearer hf_x1y2z3w4v5 end") == "Bearer *** end"
+
+
+def test_a_short_token_is_masked_only_as_a_whole_word() -> None:
+    """Issue 24's case: with `HF_TOKEN=x` every x of the message was masked, turning the
+    repo name `doesnotexist` into `doesnote***ist`."""
+    message = ("404 Client Error: Repository Not Found for url: "
+               "https://huggingface.co/api/datasets/tester/doesnotexist")
+    assert redact(message, "x") == message
+    assert redact("token x was refused (x-request-id 7, max 3x)", "x") == (
+        "token *** was refused (x-request-id 7, max 3x)")
+    assert redact("Authorization: x", "x") == "Authorization: ***"
+
+
+def test_a_long_token_is_masked_wherever_it_occurs() -> None:
+    assert redact(f"url?t={TOKEN}&a=1 and x{TOKEN}y", TOKEN) == "url?t=***&a=1 and x***y"
+
+
+def test_a_refused_call_with_a_one_letter_token_keeps_the_repo_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub = FakeHub.start(tmp_path / "fake-hub")
+    try:
+        use_in_process(hub, tmp_path / "hf-home", "x", monkeypatch)
+        with pytest.raises(HubError) as info:
+            download_results("tester/doesnotexist")
+    finally:
+        hub.stop()
+    assert "tester/doesnotexist" in str(info.value)
+    assert "doesnote***ist" not in str(info.value)
