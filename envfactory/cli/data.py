@@ -295,7 +295,9 @@ def data_fetch(
                       f"[red]{len(t.failed)}[/red]" if t.failed else "0")
     console.print(table)
     failures = [line for t in tallies.values() for line in t.failed]
-    for line in failures[:-1]:
-        errors.print(f"failed: {line}", markup=False, highlight=False)
+    for line in failures:
+        errors.print(f"not fetched: {line}", markup=False, highlight=False, soft_wrap=True)
     if failures:
-        raise CommandError(f"{len(failures)} file(s) not fetched; the last: {failures[-1]}")
+        total = sum(t.present + t.fetched + len(t.failed) for t in tallies.values())
+        raise CommandError(f"{len(failures)} of {total} files not fetched (each named above); "
+                           "a rerun fetches only what is missing")

@@ -168,8 +168,12 @@ def test_a_file_that_cannot_be_fetched_fails_the_run_and_the_rest_still_arrive(
     mirror.missing = {"domains/telecom/db.toml"}
     result = runner.invoke(app, ["data", "fetch", "tau2"])
     assert result.exit_code == 1
-    errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
-    assert len(errors) == 1 and "telecom/db.toml" in errors[0] and "HTTP Error 404" in errors[0]
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 2, lines  # the file that failed, and the one error line
+    assert lines[0].startswith(f"not fetched: {tau2_data.TAU2.title} domains/telecom/db.toml: "
+                               "cannot download") and "HTTP Error 404" in lines[0]
+    assert lines[1] == ("error: 1 of 23 files not fetched (each named above); a rerun "
+                        "fetches only what is missing")
     cached = tmp_path / "cache" / "tau2" / tau2_data.RELEASE / "domains"
     assert (cached / "airline" / "db.json").is_file()
     assert not (cached / "telecom" / "db.toml").exists()
