@@ -115,8 +115,9 @@ def _bfcl() -> Benchmark:
 def _tau2() -> Benchmark:
     from envs.tau2 import data, tool_objects
 
-    # the split files are pinned at a later tag than the rest (`release_of` says which)
-    files = [(data.release_of(r), data.release_of(r).describe(r)) for r in data.TAU2.files]
+    # the split files are pinned at a later tag than the rest: they are SPLITS' files
+    files = [(release, release.describe(relative)) for relative in data.TAU2.files
+             for release in [data.SPLITS if relative in data.SPLITS.files else data.TAU2]]
 
     def derive(toolkit: str) -> Callable[[], object]:
         return lambda: tool_objects.official_tools(toolkit)
