@@ -18,12 +18,16 @@ Responses API two spellings of the same input item are equated first and counted
 (`equivalent encodings`): a message item's `content: "text"` is shorthand for
 `[{"type": "input_text", "text": "text"}]` and `type: "message"` is the default type
 of an item with a role (OpenAI's `EasyInputMessage`); an `output_text` part's
-`logprobs: []` is an empty list of token log-probabilities, which no model reads. A
-difference under `messages` / `input` / `tools` / `instructions` can change a prompt;
-the rest (request options such as `tool_choice`, `store`) is listed apart. Verdicts: ours vs
-`bfcl evaluate` on the official run.
+`logprobs: []` is an empty list of token log-probabilities, which no model reads; a
+reasoning item's `content: []` is an empty list of reasoning text (the field is
+optional, and OpenAI rejects any other value on input: reasoning goes back in
+`encrypted_content`). A difference under `messages` / `input` / `tools` /
+`instructions` can change a prompt; the rest (request options such as `tool_choice`,
+`store`) is listed apart. Verdicts: ours vs `bfcl evaluate` on the official run.
 
     python benchmarks/bfcl_request_comparison.py            # 10 gold + 10 perturbed per category
+    python benchmarks/bfcl_request_comparison.py --apis responses \
+        --model o4-mini-2025-04-16-FC --reasoning   # a reasoning model: reasoning items
     python benchmarks/bfcl_request_comparison.py --gold 2 --perturbed 2 --out report.json
 """
 
@@ -172,7 +176,7 @@ def _api_key() -> Iterator[None]:
             os.environ.pop("OPENAI_API_KEY", None)
 
 
-def official_run(entry_id: str, api: Api, url: str) -> bool:
+def official_run(entry_id: str, api: Api, url: str, model: str = OFFICIAL_MODEL) -> bool:
     """`bfcl generate` (the official handler, its OpenAI client at `url`) and
     `bfcl evaluate` for one entry; whether it is valid."""
     from openai import OpenAI
@@ -181,20 +185,21 @@ def official_run(entry_id: str, api: Api, url: str) -> bool:
     from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler
 
     handler_class = o.OpenAICompletionsHandler if api == "chat" else OpenAIResponsesHandler
-    handler = handler_class(OFFICIAL_MODEL, temperature=0.001)  # `bfcl generate` default
+    handler = handler_class(model, temperature=0.001)  # `bfcl generate` default
     handler.client = OpenAI(api_key="recording-server", base_url=url, max_retries=0)
     entry = _processed_entry(entry_id)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the loop prints every step
             result, _ = handler.inference_multi_turn_FC(
                 entry, include_input_log=False, exclude_state_log=True)
-        valid, _ = official_evaluate(entry_id, result, handler, OFFICIAL_MODEL)
+        valid, _ = official_evaluate(entry_id, result, handler, model)
     finally:
-        _forget(OFFICIAL_MODEL)
+        _forget(model)
     return valid
 
 
-def our_run(entry_ids: Sequence[str], api: Api, url: str, log_dir: Path) -> dict[str, bool]:
+def our_run(entry_ids: Sequence[str], api: Api, url: str, log_dir: Path,
+            model: str = OFFICIAL_MODEL) -> dict[str, bool]:
     """Our task through Inspect's `openai/` provider; verdict per entry."""
     from inspect_ai import eval as inspect_eval
 
@@ -203,7 +208,7 @@ def our_run(entry_ids: Sequence[str], api: Api, url: str, log_dir: Path) -> dict
     categories = sorted({i.removeprefix("multi_turn_").rsplit("_", 1)[0] for i in entry_ids})
     (log,) = inspect_eval(
         bfcl_multiturn(category=",".join(categories)),
-        model=f"openai/{OFFICIAL_MODEL.removesuffix('-FC')}", model_base_url=url,
+        model=f"openai/{model.removesuffix('-FC')}", model_base_url=url,
         model_args={"responses_api": api == "responses"}, sample_id=list(entry_ids),
         log_dir=str(log_dir), display="none", max_samples=16, fail_on_error=False)
     out = {}
@@ -215,11 +220,11 @@ def our_run(entry_ids: Sequence[str], api: Api, url: str, log_dir: Path) -> dict
 
 # -- diffing ------------------------------------------------------------------------------
 
-_ID = re.compile(r"^(call|fc|msg|resp|chatcmpl)-?_?\d+$")
+_ID = re.compile(r"^(call|fc|msg|rs|resp|chatcmpl)-?_?\d+$")
 
 
 def normalise_ids(body: Any, names: dict[str, str]) -> Any:
-    """Server-made ids (`call_12`, `fc_12`, `msg_3`) as their order of appearance."""
+    """Server-made ids (`call_12`, `fc_12`, `msg_3`, `rs_4`) as their order of appearance."""
     if isinstance(body, dict):
         return {k: normalise_ids(v, names) for k, v in body.items()}
     if isinstance(body, list):
@@ -234,6 +239,8 @@ def normalise_ids(body: Any, names: dict[str, str]) -> Any:
 def canonical_input(item: Any) -> tuple[Any, int]:
     """A Responses input item in one spelling (see the module docstring), and how many
     spellings were changed to get there."""
+    if isinstance(item, dict) and item.get("type") == "reasoning" and item.get("content") == []:
+        return {k: v for k, v in item.items() if k != "content"}, 1
     if not isinstance(item, dict) or "role" not in item:
         return item, 0
     item, changed = dict(item), 0
@@ -311,6 +318,8 @@ class Report:
     verdict_disagreements: dict[str, Any] = field(default_factory=dict)
     valid: int = 0
     equivalent_encodings: Counter[str] = field(default_factory=Counter)
+    #: per side, reasoning input items sent (and how many of them carried encrypted content)
+    reasoning_items: Counter[str] = field(default_factory=Counter)
     prompt_differences: Counter[str] = field(default_factory=Counter)
     option_differences: Counter[str] = field(default_factory=Counter)
     examples: dict[str, Any] = field(default_factory=dict)
@@ -345,7 +354,9 @@ def _batches(entry_ids: Sequence[str]) -> list[list[str]]:
 
 
 def compare(scripts: Mapping[str, Turns], kinds: Mapping[str, str], api: Api,
-            log_dir: Path) -> Report:
+            log_dir: Path, model: str = OFFICIAL_MODEL, reasoning: bool = False) -> Report:
+    """Both harnesses on `scripts` through `api` as `model` (bfcl-eval's name, `-FC`);
+    `reasoning`: every scripted reply starts with a reasoning item (Responses API)."""
     report = Report()
     official_requests: dict[str, list[Any]] = {}
     ours_requests: dict[str, list[Any]] = {}
@@ -353,17 +364,17 @@ def compare(scripts: Mapping[str, Turns], kinds: Mapping[str, str], api: Api,
     ours_valid: dict[str, bool] = {}
     with _api_key():
         for batch in _batches(list(scripts)):
-            scripted = Scripted()
+            scripted = Scripted(reasoning=reasoning)
             for entry_id in batch:
                 scripted.add(Script(entry_id, copy.deepcopy(scripts[entry_id]),
                                     users_per_turn(entry_id)), first_user_text(entry_id))
             for entry_id in batch:
                 with RecordingServer(scripted) as server:
-                    official_valid[entry_id] = official_run(entry_id, api, server.url)
+                    official_valid[entry_id] = official_run(entry_id, api, server.url, model)
                 official_requests.update(by_entry(server.requests, scripted))
             with RecordingServer(scripted) as server:
                 ours_valid.update(our_run(batch, api, server.url,
-                                          log_dir / f"{api}-{uuid.uuid4().hex[:8]}"))
+                                          log_dir / f"{api}-{uuid.uuid4().hex[:8]}", model))
             ours_requests.update(by_entry(server.requests, scripted))
     for entry_id in scripts:
         report.entries += 1
@@ -381,6 +392,11 @@ def compare(scripts: Mapping[str, Turns], kinds: Mapping[str, str], api: Api,
             canonical = [canonical_request(b) for b in bodies]
             bodies[:] = [b for b, _ in canonical]
             report.equivalent_encodings[side] += sum(n for _, n in canonical)
+            items = [i for b in bodies for i in b.get("input") or []
+                     if isinstance(i, dict) and i.get("type") == "reasoning"]
+            report.reasoning_items[side] += len(items)
+            report.reasoning_items[f"{side} with encrypted content"] += sum(
+                1 for i in items if i.get("encrypted_content"))
         differences = diff(theirs, mine, "")
         for d in differences:
             d.path = re.sub(r"^\[\d+\]\.?", "", d.path)
@@ -404,20 +420,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="perturbed entries per category")
     parser.add_argument("--apis", default="chat,responses")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--model", default=OFFICIAL_MODEL,
+                        help="bfcl-eval model name (-FC); ours runs openai/<name without -FC>")
+    parser.add_argument("--reasoning", action="store_true",
+                        help="every scripted reply starts with a reasoning item (with "
+                             "encrypted content) on the Responses API")
     parser.add_argument("--out", type=Path, help="write the full report as JSON")
     args = parser.parse_args(argv)
     scripts, kinds = select(args.gold, args.perturbed, args.seed)
     print(f"{len(scripts)} entries: {dict(Counter(kinds.values()))}")
-    full: dict[str, Any] = {"entries": dict(kinds)}
+    full: dict[str, Any] = {"model": args.model, "reasoning items": args.reasoning,
+                            "entries": dict(kinds)}
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for api in args.apis.split(","):
-            report = compare(scripts, kinds, api, Path(tmp))  # type: ignore[arg-type]
+            report = compare(scripts, kinds, api, Path(tmp),  # type: ignore[arg-type]
+                             args.model, args.reasoning)
             full[api] = {
                 "entries": report.entries, "requests (official)": report.requests,
                 "officially valid": report.valid, "verdicts equal": report.verdicts_equal,
                 "verdict disagreements": report.verdict_disagreements,
                 "equivalent encodings equated": dict(report.equivalent_encodings),
+                "reasoning items sent": dict(report.reasoning_items),
                 "prompt differences": dict(report.prompt_differences),
                 "request-option differences": dict(report.option_differences),
                 "examples": report.examples}
@@ -426,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{report.verdicts_equal}/{report.entries}")
             if report.equivalent_encodings:
                 print(f"  equivalent encodings equated: {dict(report.equivalent_encodings)}")
+            if report.reasoning_items:
+                print(f"  reasoning items sent: {dict(report.reasoning_items)}")
             print(f"  prompt differences: {sum(report.prompt_differences.values())}")
             for pattern, n in report.prompt_differences.most_common():
                 print(f"    {n:5d}  {pattern}  e.g. {report.examples[pattern]}")

@@ -15,7 +15,10 @@ from inspect_ai.model import GenerateConfig, Model
 
 from harness.inspect_compat import cli_generate_config
 
-__all__ = ["role_config"]
+__all__ = ["BFCL_TEMPERATURE", "bfcl_config", "role_config"]
+
+#: `bfcl generate`'s default temperature
+BFCL_TEMPERATURE = 0.001
 
 
 def role_config(model: Model, temperature: float | None, seed: int | None = None
@@ -28,3 +31,20 @@ def role_config(model: Model, temperature: float | None, seed: int | None = None
                           if t is not None), None),
         seed=next((s for s in (own.seed, cli.seed, seed) if s is not None), None),
         max_tokens=own.max_tokens if own.max_tokens is not None else cli.max_tokens)
+
+
+def bfcl_config() -> GenerateConfig:
+    """The request options `bfcl generate` sends, for both BFCL tasks.
+
+    Temperature 0.001, and reasoning summaries "auto": bfcl-eval's OpenAI Responses
+    handler asks for them on every request, with `store: false` and `include:
+    ["reasoning.encrypted_content"]`, and sends the reasoning items it got back (their
+    encrypted content included) in every later request, so a reasoning model keeps its
+    reasoning across steps and turns. Inspect's `openai/` provider on the Responses API
+    sends `store: false` and that `include` for the models it knows reason, and replays
+    their reasoning (`ContentReasoning`, the encrypted blob in it) from the history; the
+    summary it sends only when asked for, and when `reasoning_summary` is unset it first
+    probes the account with a request of its own ("Please say 'hello, world'"), which the
+    official handler never sends. Chat Completions requests read neither option.
+    """
+    return GenerateConfig(temperature=BFCL_TEMPERATURE, reasoning_summary="auto")

@@ -46,7 +46,7 @@ from inspect_ai.log import EvalLog
 from envs.bfcl import package  # noqa: F401 - sets BFCL_PROJECT_ROOT before bfcl-eval loads
 from envs.jsonl import read_objects
 from tasks.bfcl_multiturn.bfcl_multiturn import bfcl_multiturn
-from testkit.recording_server import Api, Reply, ReplyCall
+from testkit.recording_server import Api, Reply, ReplyCall, ReplyReasoning
 
 Call = str | tuple[str, str]
 Turns = list[list[list[Any]]]  # turns -> steps -> calls (Call)
@@ -420,10 +420,13 @@ class Script:
 
 
 class Scripted:
-    """Answers a request with the scripted step its conversation is at."""
+    """Answers a request with the scripted step its conversation is at; with `reasoning`,
+    every reply starts with a reasoning item named after that position (entry, turn,
+    calls made in the turn), so both harnesses get the same blob at the same step."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning: bool = False) -> None:
         self.scripts: dict[str, Script] = {}
+        self.reasoning = reasoning
 
     def add(self, script: Script, key: str) -> None:
         assert key not in self.scripts, f"two scripted entries start with {key[:60]!r}"
@@ -443,14 +446,19 @@ class Scripted:
                 break
         assert seen == len(users), (script.entry_id, len(users))
         steps = script.turns[turn] if turn < len(script.turns) else []
+        reasoning = ReplyReasoning(
+            summary=f"Turn {turn}, {calls} call(s) made: next step.",
+            encrypted_content=f"encrypted:{script.entry_id}:{turn}:{calls}",
+        ) if self.reasoning else None
         done = 0
         for step in steps:
             if done == calls:
                 return Reply(tool_calls=[ReplyCall(name=n, arguments=a)
-                                         for n, a in (_bind(c, []) for c in step)])
+                                         for n, a in (_bind(c, []) for c in step)],
+                             reasoning=reasoning)
             done += len(step)
         assert done == calls, (script.entry_id, turn, calls)
-        return Reply(content=FINAL_TEXT)
+        return Reply(content=FINAL_TEXT, reasoning=reasoning)
 
 
 def first_user_text(entry_id: str) -> str:

@@ -8,7 +8,12 @@ the same conversation and their recorded requests can be diffed field by field.
 
 It speaks Chat Completions (`/v1/chat/completions`) and the Responses API
 (`/v1/responses`), non-streaming, which is what the official BFCL handlers, LiteLLM
-(τ²) and Inspect's `openai/` provider send by default.
+(τ²) and Inspect's `openai/` provider send by default. A reply may carry reasoning
+(`ReplyReasoning`): on the Responses API it is the first output item, `type:
+"reasoning"` with a summary and `encrypted_content`, as a reasoning model answers a
+request with `include: ["reasoning.encrypted_content"]`, so a test can check that a
+harness sends it back in later requests; Chat Completions has no such item and leaves
+it out.
 
     with RecordingServer(responder, record=Path("requests.jsonl")) as server:
         ...  # OPENAI_BASE_URL=server.url
@@ -35,7 +40,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Api", "RecordedRequest", "Reply", "ReplyCall", "RecordingServer", "Responder"]
+__all__ = ["Api", "RecordedRequest", "Reply", "ReplyCall", "ReplyReasoning", "RecordingServer",
+           "Responder"]
 
 Api = Literal["chat", "responses"]
 
@@ -47,11 +53,21 @@ class ReplyCall(BaseModel):
     arguments: str = "{}"
 
 
+class ReplyReasoning(BaseModel):
+    """A reasoning item: its readable summary and the opaque blob only the server can
+    read (`encrypted_content`), which a harness must send back unchanged."""
+
+    summary: str
+    encrypted_content: str
+
+
 class Reply(BaseModel):
-    """What the scripted model answers: text, tool calls, or both."""
+    """What the scripted model answers: text, tool calls, or both (after its reasoning,
+    on the Responses API)."""
 
     content: str | None = None
     tool_calls: list[ReplyCall] = Field(default_factory=list)
+    reasoning: ReplyReasoning | None = None
 
 
 class RecordedRequest(BaseModel):
@@ -83,6 +99,10 @@ def _chat_response(reply: Reply, model: str, ids: itertools.count[int]) -> dict[
 
 def _responses_response(reply: Reply, model: str, ids: itertools.count[int]) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        output.append({"type": "reasoning", "id": f"rs_{next(ids)}",
+                       "summary": [{"type": "summary_text", "text": reply.reasoning.summary}],
+                       "encrypted_content": reply.reasoning.encrypted_content})
     if reply.content is not None:
         output.append({"type": "message", "id": f"msg_{next(ids)}", "role": "assistant",
                        "status": "completed",

@@ -7,9 +7,9 @@ multi_turn_base_12` selects one entry.
 """
 
 from inspect_ai import Task, task
-from inspect_ai.model import GenerateConfig
 
 from harness import task_options
+from harness.generation_config import bfcl_config
 from tasks._bfcl.common import check_version, dataset_metadata
 from tasks._bfcl.multiturn import (
     bfcl_multi_turn_scorer,
@@ -37,7 +37,7 @@ def bfcl_multiturn(category: str = "all", version: str | None = None) -> Task:
         dataset=dataset,
         solver=bfcl_multi_turn_solver(),
         scorer=bfcl_multi_turn_scorer(),
-        config=GenerateConfig(temperature=0.001),  # `bfcl generate` default
+        config=bfcl_config(),  # `bfcl generate`'s temperature and reasoning summaries
         metadata={"benchmark": "bfcl_multi_turn", "categories": categories,
                   **dataset_metadata()},
         version="1",

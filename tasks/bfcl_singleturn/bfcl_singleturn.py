@@ -15,9 +15,9 @@ Offline check: `--model envfactory/oracle`.
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.model import GenerateConfig
 
 from harness import task_options
+from harness.generation_config import bfcl_config
 from tasks._bfcl.common import dataset_metadata
 from tasks._bfcl.singleturn import (
     bfcl_singleturn_scorer,
@@ -26,8 +26,6 @@ from tasks._bfcl.singleturn import (
     load_dataset,
     resolve_categories,
 )
-
-TEMPERATURE = 0.001  # `bfcl generate` default
 
 
 @task
@@ -49,7 +47,7 @@ def bfcl_singleturn(category: str = "all", version: str | None = None) -> Task:
         dataset=load_dataset(categories),
         solver=bfcl_singleturn_solver(),
         scorer=bfcl_singleturn_scorer(),
-        config=GenerateConfig(temperature=TEMPERATURE),
+        config=bfcl_config(),  # `bfcl generate`'s temperature and reasoning summaries
         metadata={"benchmark": "bfcl_singleturn", "categories": categories,
                   **dataset_metadata()},
         version="1",

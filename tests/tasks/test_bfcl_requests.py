@@ -20,8 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 #: request options (not prompt) that still differ, and why they may
 ALLOWED_OPTIONS = {
     "chat": {"store", "tool_choice"},  # store: false not sent; tool_choice "auto" = default
-    "responses": {"include<length>", "reasoning"},  # what the API returns, not what it reads
+    # gpt-4o: Inspect sends `include: ["reasoning.encrypted_content"]` and `reasoning` only
+    # to the models it knows reason (o-series, gpt-5; test_reasoning_round_trip...), the
+    # official handler to every model; a model that does not reason has none to keep
+    "responses": {"include<length>", "reasoning"},
 }
+#: a reasoning model bfcl-eval lists (handler: OpenAIResponsesHandler), and Inspect knows
+REASONING_MODEL = "o4-mini-2025-04-16-FC"
 
 
 @cache
@@ -56,6 +61,60 @@ def test_official_handlers_and_our_task_send_the_same_prompts(api: str, tmp_path
     assert report.verdicts_equal == len(CASES), report.verdict_disagreements
     assert set(report.option_differences) <= ALLOWED_OPTIONS[api]
     assert 0 < report.valid < len(CASES)  # a perturbation fails, gold passes
+
+
+@pytest.mark.slow
+def test_reasoning_round_trip_on_the_responses_api_is_the_official_handlers(
+        tmp_path: Path) -> None:
+    """A reasoning model on the Responses API, every scripted reply led by a reasoning item
+    with encrypted content: ours asks for what the official handler asks for (`store:
+    false`, `include: ["reasoning.encrypted_content"]`, `reasoning: {"summary": "auto"}`,
+    no temperature), sends no request of its own (Inspect's summary probe), and sends every
+    reasoning item back in the later requests with its id and encrypted content."""
+    module = comparison()
+    cases = {"multi_turn_base_0": "gold", "multi_turn_miss_func_3": "gold"}
+    scripts = {i: keyword_form(i, gold_turns(i)) for i in cases}
+    report = module.compare(scripts, cases, "responses", tmp_path, REASONING_MODEL,
+                            reasoning=True)
+    assert report.verdicts_equal == len(cases) == report.valid
+    assert dict(report.option_differences) == {}
+    # request n carries the n-1 replies before it in its conversation, each led by one
+    # reasoning item: 13 requests (2 entries) -> 38 items re-sent, all encrypted
+    assert report.requests == 13
+    assert dict(report.reasoning_items) == {
+        "official": 38, "official with encrypted content": 38,
+        "ours": 38, "ours with encrypted content": 38}
+    # what is left: Inspect re-sends an encrypted reasoning item without its summary
+    # (`responses_reasoning_from_reasoning` keeps the summary of readable reasoning only)
+    assert dict(report.prompt_differences) == {"input[*].summary<length>": 38}
+
+
+def test_a_reasoning_reply_leads_the_responses_output() -> None:
+    """The recording server's reasoning item, as OpenAI returns one for `include:
+    ["reasoning.encrypted_content"]`; Chat Completions has no such item."""
+    import json
+    from urllib.request import Request, urlopen
+
+    from testkit.recording_server import RecordingServer, Reply, ReplyCall, ReplyReasoning
+
+    reply = Reply(tool_calls=[ReplyCall(name="ls", arguments="{}")],
+                  reasoning=ReplyReasoning(summary="Look first.", encrypted_content="blob"))
+
+    def post(url: str, path: str) -> dict:
+        request = Request(url + path, data=b'{"model": "m"}',
+                          headers={"Content-Type": "application/json"})
+        with urlopen(request) as response:
+            return dict(json.loads(response.read()))
+
+    with RecordingServer(lambda a, b: reply) as server:
+        output = post(server.url, "/responses")["output"]
+        chat = post(server.url, "/chat/completions")["choices"][0]["message"]
+    assert [i["type"] for i in output] == ["reasoning", "function_call"]
+    assert {k: v for k, v in output[0].items() if k != "id"} == {
+        "type": "reasoning", "summary": [{"type": "summary_text", "text": "Look first."}],
+        "encrypted_content": "blob"}
+    assert output[0]["id"].startswith("rs_")
+    assert set(chat) == {"role", "content", "tool_calls"}
 
 
 SINGLE_TURN = ["simple", "java", "javascript", "multiple", "parallel", "parallel_multiple",
