@@ -76,6 +76,7 @@ def queries(
     solver, user, judge). A benchmark's environments (bfcl/*, tau2/*, ...) are never
     sampled. Exits 1 when no chain gave a trajectory."""
     from harness.usage import counting_tokens
+    from synthesis.graph import NotAGraph
     from synthesis.querygen import ROLES, synthesize
     from synthesis.querygen import preset as get_preset
     from synthesis.querygen.run import REJECTIONS, BadRunArgs, RunArgs, run_queries
@@ -93,10 +94,16 @@ def queries(
     split_map = json.loads(splits.read_text(encoding="utf-8"))
 
     counts: Counter[str] = Counter()
-    with counting_tokens() as tokens, Progress(
-            TextColumn("chains"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=console) as bar:
-        task = bar.add_task("", total=n)
+    # started once the run's arguments are checked, so a refused run prints only its error
+    bar = Progress(TextColumn("chains"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("{task.description}"), console=console)
+    task = bar.add_task("", total=n)
+
+    def resumed(done: int) -> None:
+        bar.start()
+        bar.update(task, advance=done)
+
+    with counting_tokens() as tokens:
 
         def seen(record: dict[str, Any]) -> None:
             counts["kept" if record["kind"] == "kept" else record["reason"]] += 1
@@ -107,10 +114,13 @@ def queries(
 
         try:
             summary = asyncio.run(run_queries(args, config, split_map, synthesize, models,
-                                              on_outcome=seen, on_resume=lambda k: bar.update(
-                                                  task, advance=k)))
+                                              on_outcome=seen, on_resume=resumed))
         except BadRunArgs as e:
             raise typer.BadParameter(str(e), param_hint=e.option) from None
+        except NotAGraph as e:
+            raise typer.BadParameter(str(e), param_hint="--graph") from None
+        finally:
+            bar.stop()
     if summary.excluded:
         console.print(f"left out {len(summary.excluded)} benchmark environments of the graph "
                       f"(never training data): {', '.join(summary.excluded)}")

@@ -67,18 +67,18 @@ def _registry_sources(names: list[str], console: Console) -> dict[str, list[Tool
             f"{', '.join(benchmark)}: a benchmark's environments "
             f"({', '.join(sorted({str(registry.benchmark_of(n)) for n in benchmark}))}), never "
             "training data; name others", param_hint="--envs")
-    known = {e.name for e in entries}
-    unknown = [n for n in names if n not in known and ":" not in n]
-    if unknown:
-        usable = sorted(n for n in known if not registry.benchmark_of(n))
-        raise typer.BadParameter(
-            f"unknown environment{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"known: {', '.join(usable)}, or 'all', or package.module:Class "
-            "(`envfactory env list` describes them)", param_hint="--envs")
     try:
         return tg.specs_from_registry(names)
-    except KeyError as e:  # a `module:Class` that does not import, a broken generated file
-        raise typer.BadParameter(str(e.args[0]), param_hint="--envs") from None
+    except KeyError as err:  # unknown, a `module:Class` that does not import, a broken file
+        known = {e.name for e in entries}
+        unknown = [n for n in names if n not in known and ":" not in n]
+        if not unknown:
+            raise typer.BadParameter(str(err.args[0]), param_hint="--envs") from None
+    usable = sorted(n for n in known if not registry.benchmark_of(n))
+    raise typer.BadParameter(
+        f"unknown environment{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+        f"known: {', '.join(usable)}, or 'all', or package.module:Class "
+        "(`envfactory env list` describes them)", param_hint="--envs")
 
 
 def _embedder(spec: str, threshold: float | None) -> Embedder:
