@@ -23,16 +23,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TransferSpeedColumn,
-)
-from rich.table import Table
+from rich.filesize import decimal
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column, Table
 
 from envfactory.cli.errors import CommandError
 from envs.downloads import observed
@@ -216,6 +209,11 @@ def _list(benchmarks: Sequence[Benchmark]) -> None:
     console.print(table)
 
 
+def _short(what: str, width: int = 44) -> str:
+    """The end of a long file name (the part that tells files apart)."""
+    return what if len(what) <= width else "…" + what[-(width - 1):]
+
+
 @dataclass
 class _Tally:
     present: int = 0
@@ -244,27 +242,31 @@ def _fetch(benchmarks: Sequence[Benchmark], hub: bool) -> dict[str, _Tally]:
                 tallies[bench.name].present += 1
             else:
                 steps.append((bench.name, h.url(), h.fetch))
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn(),
-                        console=errors, transient=True)
+    # one bar counts files, the other the bytes of the file downloading now
+    progress = Progress(TextColumn("{task.description}", table_column=Column(width=44,
+                                                                             no_wrap=True)),
+                        BarColumn(), TextColumn("{task.fields[amount]}"),
+                        TimeElapsedColumn(), console=errors, transient=True)
     with progress:
-        files = progress.add_task("files", total=len(steps))
-        current = progress.add_task("", total=None, visible=False)
+        files = progress.add_task("files", total=len(steps), amount=f"0/{len(steps)} files")
+        current = progress.add_task("", total=None, visible=False, amount="")
 
         def on_bytes(what: str, done: int, total: int | None) -> None:
-            progress.update(current, description=what, completed=done, total=total,
-                            visible=True)
+            amount = decimal(done) + (f" / {decimal(total)}" if total is not None else "")
+            progress.update(current, description=_short(what), completed=done, total=total,
+                            visible=True, amount=amount)
 
         with observed(on_bytes):
             for n, (bench_name, what, step) in enumerate(steps, 1):
-                progress.update(current, description=what, completed=0, total=None)
+                progress.update(current, description=_short(what), completed=0, total=None,
+                                amount="")
                 try:
                     step()
                 except (OSError, ValueError) as e:
                     tallies[bench_name].failed.append(f"{what}: {e}")
                 else:
                     tallies[bench_name].fetched += 1
-                progress.update(files, completed=n)
+                progress.update(files, completed=n, amount=f"{n}/{len(steps)} files")
     return tallies
 
 
