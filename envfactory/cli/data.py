@@ -302,5 +302,7 @@ def data_fetch(
         errors.print(f"not fetched: {line}", markup=False, highlight=False, soft_wrap=True)
     if failures:
         total = sum(t.present + t.fetched + len(t.failed) for t in tallies.values())
+        hub_failed = any(line.startswith("hf://") for line in failures)
         raise CommandError(f"{len(failures)} of {total} files not fetched (each named above); "
-                           "a rerun fetches only what is missing")
+                           "a rerun fetches only what is missing"
+                           + ("; --no-hub leaves the Hub datasets out" if hub_failed else ""))
