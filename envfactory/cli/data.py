@@ -273,7 +273,7 @@ def _fetch(benchmarks: Sequence[Benchmark], hub: bool) -> dict[str, _Tally]:
 @data_app.command("fetch")
 def data_fetch(
     benchmarks: Annotated[list[str] | None, typer.Argument(
-        metavar="[BENCH]...", help=f"Benchmarks to fetch ({', '.join(BENCHMARKS)}); "
+        metavar="BENCH", help=f"Benchmarks to fetch ({', '.join(BENCHMARKS)}); "
                                    "default all.")] = None,
     list_only: Annotated[bool, typer.Option(
         "--list", help="Show each file, its source, size and whether it is cached; "
