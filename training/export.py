@@ -271,11 +271,13 @@ def _write(out: Path, samples: list[dict[str, Any]], fmt: SftFormat,
 
 def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
            val_ratio: float = 0.05, seed: int = 42, tools: ToolsShown = "all",
-           overwrite: bool = False, allow_benchmark_data: bool = False) -> ExportSummary:
+           overwrite: bool = True, allow_benchmark_data: bool = False) -> ExportSummary:
     """Write the SFT and RL exports of `inputs` (Trajectory JSONL files) to folder `out`,
     all or nothing (see the module doc); `tools` chooses the SFT samples' tool list (see
-    `sft_samples`), `overwrite` lets a finished export replace a folder that holds files,
-    `allow_benchmark_data` lets benchmark trajectories in (recorded in the manifest)."""
+    `sft_samples`), `allow_benchmark_data` lets benchmark trajectories in (recorded in the
+    manifest). `overwrite` lets the finished export replace a folder that holds files: a
+    program's own folder (an SFT run's `data/`, rebuilt each run) is replaced by default;
+    `envfactory train export` refuses a user's folder unless `--overwrite` is given."""
     if not 0 <= val_ratio < 1:
         raise ValueError(f"val_ratio must be in [0, 1), got {val_ratio}")
     _check_output(out, overwrite)  # before any work: a wrong path fails in one line

@@ -291,6 +291,11 @@ def test_output_in_use_is_checked_before_any_reading(tmp_path: Path) -> None:
     file.write_text("")
     with pytest.raises(OutputInUse):
         export([missing], file)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(OutputInUse, match="already holds files"):
+        export([missing], folder, overwrite=False)
 
 
 def test_find_logs_skips_listings_and_hidden_folders(tmp_path: Path) -> None:
