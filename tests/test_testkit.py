@@ -27,7 +27,7 @@ PRODUCT = ["envs", "harness", "tasks", "synthesis", "training", "leaderboard", "
 
 def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
