@@ -16,7 +16,8 @@ from pathlib import Path
 from envs.jsonl import write_atomic
 from leaderboard.records import Cell, Leaderboard
 
-__all__ = ["cell_text", "to_csv", "to_json", "to_markdown", "write_outputs"]
+__all__ = ["cell_text", "other_runs_text", "to_csv", "to_json", "to_markdown",
+           "write_outputs"]
 
 
 def _pct(value: float) -> str:
@@ -42,6 +43,17 @@ def cell_text(cell: Cell) -> str:
     return text
 
 
+def other_runs_text(cell: Cell) -> str:
+    """The note of a cell whose row ran its task more than once: which log it uses and
+    the others, each with its date, samples and how its settings differ ("" if none).
+    The same for every column of one log, so the notes list has it once."""
+    if not cell.others or not cell.logs:
+        return ""
+    others = "; ".join(f"{Path(o.path).name} ({o.created[:16]}, n={o.n}"
+                       + (f"; {o.settings}" if o.settings else "") + ")" for o in cell.others)
+    return f"uses {Path(cell.logs[0]).name}; other runs of this task, not used: {others}"
+
+
 def to_markdown(board: Leaderboard) -> str:
     """A Markdown page: the table, its notes, the columns' reference settings, the
     checkpoint curves' points and the failure taxonomy."""
@@ -64,20 +76,27 @@ def to_markdown(board: Leaderboard) -> str:
             if cell is None:
                 cells.append("")
                 continue
-            text = cell_text(cell)
-            if cell.note and (not cell.comparable or cell.reported):
-                notes.append(f"{row.label} / {c.title}: {cell.note}")
-                text += f" {'†' if not cell.comparable else ''}[{len(notes)}]"
-            cells.append(text)
+            text = cell_text(cell) + (" †" if not cell.comparable else "")
+            marks = []
+            for note in (cell.note if not cell.comparable or cell.reported else None,
+                         other_runs_text(cell)):
+                if note:
+                    line = f"{row.label}: {note}"
+                    if line not in notes:
+                        notes.append(line)
+                    marks.append(str(notes.index(line) + 1))
+            cells.append(text + (f" [{','.join(marks)}]" if marks else ""))
         lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
     if notes:
         lines += ["", "Notes:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)]
-    refs = [(c.title, c.reference) for c in columns if c.reference and c.headline]
+    refs = [c for c in columns if c.reference and c.headline]
     if refs:
         lines += ["", "## Column settings (what comparable cells share)", ""]
-        for title, ref in refs:
-            shown = ", ".join(f"{k}={v}" for k, v in ref.items() if len(v) < 80)
-            lines.append(f"- {title}: {shown}")
+        for c in refs:
+            shown = ", ".join(f"{k}={v}" for k, v in c.reference.items() if len(v) < 80)
+            whence = ("the task as shipped" if c.reference_from == "defaults"
+                      else "most rows' (no run used the task's defaults)")
+            lines.append(f"- {c.title} ({whence}): {shown}")
     if board.curves:
         lines += ["", "## Checkpoint curves", ""]
         for run_id, per_col in board.curves.items():

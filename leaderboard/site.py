@@ -22,6 +22,7 @@ from pathlib import Path
 
 from envs.jsonl import write_atomic
 from leaderboard.columns import BENCHMARKS
+from leaderboard.outputs import other_runs_text
 from leaderboard.plots import Plot
 from leaderboard.records import Leaderboard
 
@@ -61,6 +62,7 @@ _JS = r"""
 const board = JSON.parse(document.getElementById('board').textContent);
 const logRel = JSON.parse(document.getElementById('logrel').textContent);
 const groupNames = JSON.parse(document.getElementById('groups').textContent);
+const otherRuns = JSON.parse(document.getElementById('others').textContent);
 let sortKey = null, sortDir = -1;
 const shown = {reported: true, parts: true, groups: {}};
 for(const c of board.columns){shown.groups[c.benchmark] = true;}
@@ -71,14 +73,7 @@ function span(cls, text){const s = document.createElement('span'); s.className =
 function visibleColumns(){
   return board.columns.filter(c => shown.groups[c.benchmark] && (shown.parts || c.headline));
 }
-function otherRuns(cell){
-  if(!cell.logs.length){return '';}
-  const others = cell.others.map(o => base(o.path) + ' (' + o.created.slice(0, 16)
-    + ', n=' + o.n + (o.settings ? '; ' + o.settings : '') + ')');
-  return 'uses ' + base(cell.logs[0]) + ' (n=' + cell.n + '); other runs of this task, '
-    + 'not used: ' + others.join('; ');
-}
-function cellNode(cell, noteOf){
+function cellNode(cell, others, noteOf){
   const td = document.createElement('td');
   if(!cell){return td;}
   td.dataset.value = cell.value;
@@ -96,7 +91,7 @@ function cellNode(cell, noteOf){
   }
   const marks = [];
   if(cell.note && (!cell.comparable || cell.reported)){marks.push(noteOf(cell.note));}
-  if(cell.others.length){marks.push(noteOf(otherRuns(cell)));}
+  if(others){marks.push(noteOf(others));}
   if(!cell.comparable){td.className = 'incomparable';
     td.appendChild(document.createTextNode(' †'));}
   if(marks.length){const s = document.createElement('sup');
@@ -156,7 +151,8 @@ function render(){
     const td = document.createElement('td'); td.className='label'; td.textContent = r.label;
     td.title = r.source || r.label;
     tr.appendChild(td);
-    for(const c of columns){tr.appendChild(cellNode(r.cells[c.key], noteOf));}
+    const others = otherRuns[r.key] || {};
+    for(const c of columns){tr.appendChild(cellNode(r.cells[c.key], others[c.key], noteOf));}
     tbody.appendChild(tr);
   }
   table.appendChild(tbody);
@@ -256,6 +252,8 @@ def write_site(board: Leaderboard, out: Path, plots: list[Plot]) -> Path:
     skipped = "".join(f"<li>{html.escape(s.path)}: {html.escape(s.reason)}</li>"
                       for s in board.skipped)
     groups = {c.benchmark: BENCHMARKS.get(c.benchmark, c.benchmark) for c in board.columns}
+    others = {r.key: {k: other_runs_text(c) for k, c in r.cells.items() if c.others}
+              for r in board.rows}
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>envfactory leaderboard</title>
 <style>{_CSS}</style></head><body>
@@ -282,6 +280,7 @@ rest of its column; [n]: see the numbered notes under the table. Click a header 
 <script type="application/json" id="board">{_embed(board.model_dump(mode="json"))}</script>
 <script type="application/json" id="logrel">{_embed(rel)}</script>
 <script type="application/json" id="groups">{_embed(groups)}</script>
+<script type="application/json" id="others">{_embed(others)}</script>
 <script>{_JS}</script>
 </body></html>
 """

@@ -75,7 +75,7 @@ def test_download_results_of_an_older_revision(fake_hub: FakeHub, tmp_path: Path
 def test_download_errors_are_clear(fake_hub: FakeHub, tmp_path: Path) -> None:
     with pytest.raises(HubError, match="download results tester/missing: .*RepositoryNotFound"):
         download_results("tester/missing")
-    with pytest.raises(ValueError, match="no Inspect logs"):
+    with pytest.raises(FileNotFoundError, match="no Inspect logs"):  # harness.logs.find_logs
         push_results([tmp_path], "tester/empty")
     not_a_log = tmp_path / "x.txt"
     not_a_log.write_text("hello", encoding="utf-8")

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -19,13 +20,13 @@ from envfactory.cli import app
 from harness.trajectory import Call, Message, MessageCall, Provenance, Trajectory, Turn
 from leaderboard import taxonomy as tx
 from leaderboard.baselines import BaselineFile, load_baselines, reported_rows
-from leaderboard.build import build
+from leaderboard.build import BuildError, build
 from leaderboard.outputs import to_markdown
-from leaderboard.read import find_logs, read_logs
+from leaderboard.read import find_logs, model_identity, read_logs
 from leaderboard.records import Leaderboard, LogRecord
 from leaderboard.table import build_table
 from tasks.envfactory.envfactory import envfactory
-from tests.leaderboard.logs import BFCL_META, write_log
+from tests.leaderboard.logs import BFCL_META, showcase, write_log
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -384,3 +385,155 @@ def test_cli_from_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.exit_code == 0, r.output
     assert asked == [("org/results", "v1")]
     assert "-> 2 measured rows" in r.output
+
+
+# -- issue 24: failures, picking runs, references, identity, plots ----------------------
+
+
+def test_a_build_with_no_usable_log_fails_and_writes_nothing(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "x.eval").write_text("not a log")
+    (logs / "y.json").write_text('{"a": 1}')
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "leaderboard.md").write_text("an earlier build")
+    with pytest.raises(BuildError, match=r"none of the 2 log file\(s\) could be used"):
+        build([logs], out)
+    assert [p.name for p in out.iterdir()] == ["leaderboard.md"]
+    assert (out / "leaderboard.md").read_text() == "an earlier build"
+    r = CliRunner().invoke(app, ["leaderboard", "build", str(logs),
+                                 "--out-dir", str(tmp_path / "o2")])
+    assert r.exit_code == 1
+    [line] = r.output.strip().splitlines()
+    assert line.startswith("error: none of the 2 log file(s) could be used, nothing written")
+    assert f"{logs / 'x.eval'} (not a readable Inspect log" in line
+    assert f"{logs / 'y.json'} (not a readable Inspect log" in line
+    assert not (tmp_path / "o2").exists()
+
+
+def test_a_build_with_some_usable_logs_lists_each_left_out(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    _two_models(logs)
+    (logs / "x.eval").write_text("not a log")
+    r = CliRunner().invoke(app, ["leaderboard", "build", str(logs), "--out-dir",
+                                 str(tmp_path / "out"), "--no-baselines", "--no-taxonomy"])
+    assert r.exit_code == 0, r.output
+    assert "3 logs (1 left out, 0 superseded) -> 2 measured rows" in r.output
+    left = [line for line in r.output.splitlines() if "left out:" in line]
+    assert left == [f"  left out: {logs / 'x.eval'}: not a readable Inspect log: "
+                    "EOCD not found"]
+
+
+def _bfcl_run(path: Path, model: str, n: int, correct: int, created: str, **kw: Any) -> Path:
+    scores = [(f"multi_turn_base_{i}", 1, "C" if i < correct else "I") for i in range(n)]
+    return write_log(path, task="bfcl_multiturn", model=model, scores=scores,
+                     metadata=BFCL_META, created=created, **kw)
+
+
+def test_a_later_one_sample_check_does_not_replace_full_runs(tmp_path: Path) -> None:
+    full = [_bfcl_run(tmp_path / f"full{d}.eval", "m/a", 4, d, f"2026-06-0{d}T10:00:00+00:00")
+            for d in (1, 2, 3)]
+    check = _bfcl_run(tmp_path / "check.eval", "m/a", 1, 1, "2026-06-04T10:00:00+00:00",
+                      sample_id="multi_turn_base_0")
+    board = build_table(records(tmp_path))
+    cell = row(board, "m/a").cells["bfcl_mt"]
+    # the newest of the full runs (3 of 4 correct), not the 1-sample check (1 of 1)
+    assert (cell.value, cell.n, cell.logs) == (0.75, 4, [str(full[2])])
+    assert cell.comparable
+    assert [(o.path, o.n) for o in cell.others] == [
+        (str(full[1]), 4), (str(full[0]), 4), (str(check), 1)]
+    assert cell.others[0].settings == ""
+    assert cell.others[2].settings == "sample_id multi_turn_base_0 (column: -)"
+    assert sorted(board.superseded) == sorted(map(str, [full[0], full[1], check]))
+    md = to_markdown(board)
+    assert ("m/a: uses full3.eval; other runs of this task, not used: full2.eval "
+            "(2026-06-02T10:00, n=4); full1.eval (2026-06-01T10:00, n=4); check.eval "
+            "(2026-06-04T10:00, n=1; sample_id multi_turn_base_0 (column: -))") in md
+
+
+def test_more_samples_win_over_newer_under_the_same_settings(tmp_path: Path) -> None:
+    big = _bfcl_run(tmp_path / "big.eval", "m/a", 4, 4, "2026-06-01T10:00:00+00:00", limit=4)
+    _bfcl_run(tmp_path / "small.eval", "m/a", 2, 0, "2026-06-02T10:00:00+00:00", limit=4)
+    assert row(build_table(records(tmp_path)), "m/a").cells["bfcl_mt"].logs == [str(big)]
+
+
+def test_the_reference_is_the_task_as_shipped_whichever_run_is_read_first(
+        tmp_path: Path) -> None:
+    # two rows ran --limit 2 (read first, and the majority); one ran the task as shipped
+    for model in ("m/a", "m/b"):
+        _bfcl_run(tmp_path / f"a-{model[-1]}.eval", model, 2, 1,
+                  "2026-06-01T10:00:00+00:00", limit=2)
+    _bfcl_run(tmp_path / "z-default.eval", "m/default", 2, 2, "2026-06-05T10:00:00+00:00")
+    board = build_table(records(tmp_path))
+    assert row(board, "m/default").cells["bfcl_mt"].comparable
+    for model in ("m/a", "m/b"):
+        cell = row(board, model).cells["bfcl_mt"]
+        assert not cell.comparable and cell.note == "not comparable: limit 2 (column: all)"
+    column = next(c for c in board.columns if c.key == "bfcl_mt")
+    assert (column.reference["limit"], column.reference_from) == ("all", "defaults")
+    assert "- BFCL MT overall (the task as shipped): " in to_markdown(board)
+
+
+def test_release_paths_are_not_settings_and_release_commits_are(tmp_path: Path) -> None:
+    meta = {"benchmark": "envfactory", "upstream_envfactory_commit": "eff3b22"}
+    for model, folder in (("m/a", "/home/a/EnvFactory"), ("m/b", "/data/release")):
+        write_log(tmp_path / f"{model[-1]}.eval", task="envfactory", model=model,
+                  scorer="reward", scores=[("e0", 1, {"reward": 1.0})],
+                  metadata={**meta, "upstream_envfactory_dir": folder})
+    recs = records(tmp_path)
+    assert all("upstream_envfactory_dir" not in r.comparability for r in recs)
+    assert all(r.comparability["upstream_envfactory_commit"] == "eff3b22" for r in recs)
+    board = build_table(recs)
+    assert all(row(board, m).cells["envfactory"].comparable for m in ("m/a", "m/b"))
+
+
+@pytest.mark.parametrize(("model", "args", "prov", "expected"), [
+    ("hf/local", {"model_path": "/models/smollm2-135m-instruct"}, {},
+     "smollm2-135m-instruct"),
+    ("hf/local", {}, {"run_id": "smollm2-135m-instruct", "method": "base",
+                      "base_model": "smollm2-135m-instruct",
+                      "checkpoint": "/models/smollm2-135m-instruct"}, "smollm2-135m-instruct"),
+    ("hf/local", {}, {"run_id": "r", "method": "base", "base_model": "/m/base"}, "base"),
+    ("hf/Qwen/Qwen3-4B", {}, {}, "Qwen/Qwen3-4B"),
+    ("vllm/Qwen/Qwen3-4B", {}, {}, "Qwen/Qwen3-4B"),
+    ("hf/local", {}, {}, "hf/local"),
+    ("hf/local", {}, {"run_id": "run1", "method": "sft", "step": 200,
+                      "checkpoint": "/ckpt/checkpoint-200"}, "run1/checkpoint-200"),
+    ("envfactory/replay", {"path": "/tmp/negative.jsonl"}, {},
+     "envfactory/replay (negative.jsonl)"),
+    ("openai/gpt-4.1", {}, {}, "openai/gpt-4.1"),
+])
+def test_one_identity_per_model(model: str, args: dict, prov: dict, expected: str) -> None:
+    assert model_identity(model, args, prov) == expected
+
+
+def test_inspect_eval_and_score_run_of_one_model_share_a_row(tmp_path: Path) -> None:
+    showcase(tmp_path / "logs")
+    board = build_table(records(tmp_path / "logs"))
+    measured = [r.key for r in board.rows if r.kind == "measured"]
+    assert measured == ["m/limited", "m/strong", "m/weak", "smollm2-135m-instruct"]
+    smol = row(board, "smollm2-135m-instruct").cells
+    assert smol["bfcl_mt"].value == 0.125  # from `inspect eval` (1 of 4 base right)
+    assert smol["tau2.retail"].value == 0.5  # from `envfactory score`
+
+
+def test_bar_plots_come_with_and_without_reported_rows_at_one_pitch(tmp_path: Path) -> None:
+    showcase(tmp_path / "logs")
+    result = build([tmp_path / "logs"], tmp_path / "out", with_taxonomy=False)
+    plots = tmp_path / "out/plots"
+    both = (plots / "bars_bfcl_mt.svg").read_text()
+    alone = (plots / "bars_bfcl_mt.measured.svg").read_text()
+    assert "EnvFactory 4B (reported)" in both and "(reported)" not in alone
+    assert "m/strong" in alone
+    assert not (plots / "bars_bfcl_st.measured.svg").exists()  # reported rows only
+
+    def height(svg: str) -> str:
+        return svg.split('height="', 1)[1].split('"', 1)[0]
+
+    for name in ("bars_tau2", "bars_envfactory", "bars_mcp_atlas"):
+        assert height((plots / f"{name}.svg").read_text()) == height(both)
+        assert height((plots / f"{name}.measured.svg").read_text()) == height(alone)
+    assert height(alone) != height(both)
+    assert not list(plots.glob(".*partial"))
+    assert result.files["html"].read_text().count("data-measured='plots/") == 5

@@ -1,7 +1,8 @@
 """The leaderboard page in a real headless browser (Debian's chromium driven by
 Playwright; `make install-browser` installs chromium): it renders from disk with no
 network, a header click sorts the table, the plots load, and a screenshot is a
-non-blank image of plausible size."""
+non-blank image of plausible size; the benchmark groups, the selectors, the sticky model
+column, the notes list and the reported-rows toggle work."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard.build import build
-from tests.leaderboard.logs import BFCL_META, write_log
+from tests.leaderboard.logs import BFCL_META, showcase, write_log
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -83,3 +84,61 @@ def test_page_renders_sorts_and_shows_plots(page: Path, tmp_path: Path) -> None:
     width, height, colours = _png_size_and_colours(shot)
     assert width >= 1000 and 300 <= height <= 20000
     assert colours > 20  # text, bars and table shading, not a blank page
+
+
+@pytest.fixture(scope="module")
+def showcase_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("showcase")
+    build([showcase(root / "logs")], root / "out")
+    return root / "out" / "index.html"
+
+
+def test_grouped_header_selectors_sticky_column_notes_and_reported_toggle(
+        showcase_page: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright not installed (dev extra)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        web = browser.new_context(offline=True,
+                                  viewport={"width": 1400, "height": 900}).new_page()
+        errors: list[str] = []
+        web.on("pageerror", lambda e: errors.append(str(e)))
+        web.goto(showcase_page.as_uri())
+        groups = web.locator("#table th.group").all_inner_texts()
+        assert groups == ["BFCL multi-turn", "BFCL single-turn", "τ²-bench",
+                          "EnvFactory held-out", "VitaBench", "MCP-Atlas"]
+        # the table is wider than the page and scrolls inside its box, model column kept
+        box = web.locator(".scroll")
+        assert box.evaluate("e => e.scrollWidth > e.clientWidth")
+        label = web.locator("#table td.label").first
+        left = label.bounding_box()["x"]  # type: ignore[index]
+        box.evaluate("e => { e.scrollLeft = 800; }")
+        assert label.bounding_box()["x"] == left  # type: ignore[index]
+        # † reasons and the runs not used are in the notes list, not only on hover
+        notes = web.locator("#notes li").all_inner_texts()
+        assert "m/limited: not comparable: limit 4 (column: all)" in notes
+        [other] = [n for n in notes if n.startswith("m/strong: uses strong-bfcl-2.eval")]
+        assert "strong-bfcl-check.eval (2026-06-04T10:00, n=1; sample_id" in other
+        # a benchmark's checkbox hides its columns; "part columns" leaves the headlines
+        columns = web.locator("#table th.col")
+        assert "VitaBench average" in columns.all_inner_texts()
+        web.locator("#controls input[data-benchmark='vitabench']").uncheck()
+        assert not any(t.startswith("VitaBench") for t in columns.all_inner_texts())
+        web.locator("#show-parts").uncheck()
+        assert columns.all_inner_texts() == ["BFCL MT overall", "BFCL ST accuracy",
+                                             "τ² average", "EnvFactory R",
+                                             "MCP-Atlas pass@0.75"]
+        # hiding the reported rows hides them and switches the plots to measured-only
+        plot = web.locator("#plots img[alt='bars_bfcl_mt']")
+        assert plot.get_attribute("src") == "plots/bars_bfcl_mt.svg"
+        web.locator("#show-reported").uncheck()
+        assert web.locator("#table tr.reported").count() == 0
+        assert web.locator("#table td.label").all_inner_texts() == [
+            "m/limited", "m/strong", "m/weak", "smollm2-135m-instruct"]
+        assert plot.get_attribute("src") == "plots/bars_bfcl_mt.measured.svg"
+        web.wait_for_load_state("networkidle")
+        assert plot.evaluate("e => e.naturalWidth") > 100
+        assert web.locator("#plots img[alt='bars_bfcl_st']").is_hidden()  # reported only
+        browser.close()
+    assert errors == []
