@@ -7,14 +7,13 @@ from typing import Annotated
 
 import typer
 
-from envfactory.cli.grade import run_grade
+from envfactory.cli.grade import judge_option, run_grade
 from envfactory.cli.options import (
     JudgeArgsOpt,
     JudgeBaseUrlOpt,
     JudgeTemperatureOpt,
     LimitOpt,
     ResultsOpt,
-    judge_model,
     max_concurrency_option,
 )
 
@@ -43,8 +42,8 @@ def tau2_grade(
     from tasks._tau2.grade import grade_file
     from tasks._tau2.scoring import model_judge
 
-    nl_judge = (model_judge(judge_model(judge, judge_base_url, judge_model_arg or [],
-                                        judge_temperature)) if judge else None)
+    nl_judge = (model_judge(judge_option(judge, judge_base_url, judge_model_arg or [],
+                                         judge_temperature)) if judge else None)
     run_grade(lambda on_result: grade_file(file, nl_judge, results,
                                            max_concurrent=max_concurrency, limit=limit,
                                            on_result=on_result),

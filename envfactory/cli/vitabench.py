@@ -8,14 +8,13 @@ from typing import Annotated
 
 import typer
 
-from envfactory.cli.grade import run_grade
+from envfactory.cli.grade import judge_option, run_grade
 from envfactory.cli.options import (
     JudgeArgsOpt,
     JudgeBaseUrlOpt,
     JudgeOpt,
     LimitOpt,
     ResultsOpt,
-    judge_model,
     max_concurrency_option,
 )
 
@@ -43,7 +42,7 @@ def vitabench_grade(
     JSON line per input line, in order, with task_id, reward and the per-rubric verdicts."""
     from tasks._vitabench.grade import grade_file
 
-    model = judge_model(judge, judge_base_url, judge_model_arg or [], judge_temperature)
+    model = judge_option(judge, judge_base_url, judge_model_arg or [], judge_temperature)
     run_grade(lambda on_result: grade_file(file, model, results, revision=revision,
                                            max_concurrent=max_concurrency, limit=limit,
                                            on_result=on_result),

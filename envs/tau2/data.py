@@ -4,12 +4,21 @@ The files are a `PinnedRelease` (`envs.releases`): `TAU2_DATA_DIR` (a directory 
 like upstream's `data/tau2/`), else the cache (`cache_dir("tau2", <release>)`), fetching
 missing files from the upstream repository at the pinned commit. Policies and
 user-simulator guidelines are read from these files, never pasted in code.
+
+Which file comes from which tag: everything — tasks, databases, policies, the
+user-simulator guidelines, the `src/` tool modules — is v0.2.0's (commit f8de30c), except
+`domains/<domain>/split_tasks.json`, which upstream added in v0.2.1 and which is fetched
+from that tag (a split that selects none of v0.2.0's task ids is an error, never an empty
+run). A `TAU2_DATA_DIR` must hold both: v0.2.0's `data/tau2` with v0.2.1's split files
+added. Download errors name the tag of the file (`τ² v0.2.1 file ...`), and every log
+records both tags (`tau2_release`, `tau2_split_release`).
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,9 +28,11 @@ from typing import Any
 
 from envs.releases import PinnedRelease
 
-__all__ = ["FILES", "GUIDELINES", "RELEASE", "RELEASE_COMMIT", "REPOSITORY", "SPLITS", "TAU2",
-           "cache_dir",
-           "data_dir", "gc_paused", "load_db", "load_split", "load_tasks", "read_text"]
+__all__ = ["DOMAINS", "FILES", "GUIDELINES", "RELEASE", "RELEASE_COMMIT", "REPOSITORY",
+           "SPLITS", "SPLIT_RELEASE", "TAU2", "cache_dir", "check_domain", "data_dir",
+           "gc_paused", "load_db", "load_split", "load_tasks", "lookup_hint", "read_text",
+           "release_of",
+           "version_info"]
 
 RELEASE = "v0.2.0"
 #: the commit the tag names; every file of the release is fetched at it
@@ -37,13 +48,17 @@ FILES = {
                 "tech_support_manual.md", "tech_support_workflow.md",
                 "tech_support_workflow_solo.md", "tasks.json", "split_tasks.json"],
 }
+#: the domains of the release, as `tau2_<domain>` tasks and grade records name them
+DOMAINS = tuple(FILES)
 GUIDELINES = ["simulation_guidelines.md", "simulation_guidelines_tools.md"]
 _OVERRIDE = "TAU2_DATA_DIR"
-_HINT = "a local copy of the release's data/tau2 folder"
+_HINT = (f"a local copy of upstream's data/tau2 ({RELEASE}'s files, with "
+         f"domains/*/split_tasks.json from {SPLIT_RELEASE})")
 
 #: the release: data files, and the `src/` modules the tool objects are derived from
 TAU2 = PinnedRelease(
-    name="tau2", title="τ²", repository=REPOSITORY, ref=RELEASE_COMMIT, label=RELEASE,
+    name="tau2", title=f"τ² {RELEASE}", repository=REPOSITORY, ref=RELEASE_COMMIT,
+    label=RELEASE,
     files=tuple([f"domains/{domain}/{name}" for domain, names in FILES.items()
                  for name in names] + [f"user_simulator/{name}" for name in GUIDELINES]),
     override=_OVERRIDE, override_hint=_HINT, required="domains",
@@ -54,7 +69,7 @@ TAU2 = PinnedRelease(
     record=(("tau2_release", "label"), ("tau2_data_dir", "data")))
 #: the split files, from the later tag, kept beside the release's files
 SPLITS = PinnedRelease(
-    name="tau2-splits", title="τ²", repository=REPOSITORY, ref=SPLIT_RELEASE,
+    name="tau2-splits", title=f"τ² {SPLIT_RELEASE}", repository=REPOSITORY, ref=SPLIT_RELEASE,
     files=tuple(f"domains/{domain}/split_tasks.json" for domain in FILES),
     override=_OVERRIDE, override_hint=_HINT, required="domains", cache=("tau2", RELEASE),
     layout=(("", "data/tau2/"),))
@@ -70,8 +85,20 @@ def cache_dir() -> Path:
     return TAU2.cache_path
 
 
+def check_domain(domain: str) -> str:
+    """`domain` if the release has it (the error lists those it has)."""
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown τ² domain {domain!r}; use one of {', '.join(DOMAINS)}")
+    return domain
+
+
+def release_of(relative: str) -> PinnedRelease:
+    """The tag a data file comes from: the split files v0.2.1's, the rest v0.2.0's."""
+    return SPLITS if relative.endswith("split_tasks.json") else TAU2
+
+
 def _path(relative: str) -> Path:
-    return (SPLITS if relative.endswith("split_tasks.json") else TAU2).path(relative)
+    return release_of(relative).path(relative)
 
 
 def read_text(relative: str) -> str:
@@ -89,20 +116,35 @@ def _load(relative: str) -> Any:
 
 def load_db(domain: str, name: str = "db") -> Any:
     """The parsed database file (cached; callers validate into their own models)."""
+    check_domain(domain)
     ext = "toml" if domain == "telecom" else "json"
     return _load(f"domains/{domain}/{name}.{ext}")
 
 
 def load_tasks(domain: str) -> list[dict[str, Any]]:
-    return list(_load(f"domains/{domain}/tasks.json"))
+    return list(_load(f"domains/{check_domain(domain)}/tasks.json"))
 
 
 def load_split(domain: str) -> dict[str, list[str]]:
-    return dict(_load(f"domains/{domain}/split_tasks.json"))
+    return dict(_load(f"domains/{check_domain(domain)}/split_tasks.json"))
+
+
+def lookup_hint() -> str:
+    """Where the files are looked for and how to make them available, for an error that
+    stops a run (the file's own error names the file, its tag and its URL)."""
+    configured = os.environ.get(_OVERRIDE)
+    if configured:
+        return (f"{_OVERRIDE}={configured} is used as is (nothing is downloaded): it must "
+                f"hold {_HINT}")
+    return (f"τ² files are looked for in the cache {cache_dir()} ({_OVERRIDE} unset) and "
+            f"downloaded on first use; to pre-fetch, run once with network access or copy "
+            f"the files there")
 
 
 def version_info() -> dict[str, str]:
-    return TAU2.provenance()
+    """What every log records: the release (v0.2.0), the tag of the split files (v0.2.1)
+    and the data folder read."""
+    return {**TAU2.provenance(), "tau2_split_release": SPLIT_RELEASE}
 
 
 @contextmanager

@@ -22,6 +22,7 @@ files came from.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -120,6 +121,23 @@ class Release:
     def provenance(self) -> dict[str, str]:
         """What every log records about where the benchmark's files came from."""
         return self.pinned.provenance()
+
+    def lookup_hint(self) -> str:
+        """Where this revision's files are looked for and how to make them available, for
+        an error that stops a run (the file's own error names the file and its URL)."""
+        pinned = self.pinned
+        places = []
+        for variable, root, what in (
+                (pinned.override, pinned.cache_path, "data files"),
+                (pinned.source_override, pinned.source_root(),
+                 "source files (tool descriptions and holiday table, unless the data "
+                 "folder has tools/ and tables/)")):
+            configured = os.environ.get(variable or "")
+            places.append(f"{what} from {variable}={configured}" if configured
+                          else f"{what} from the cache {root} ({variable} unset)")
+        return (f"VitaBench {self.revision.name} reads {' and '.join(places)}; files not "
+                f"in the cache download on first use from {REPOSITORY} at "
+                f"{self.revision.commit[:7]} (run once with network access to pre-fetch)")
 
     def local_status(self) -> ReleaseStatus:
         """Where data files are looked up, and which of the task files and prompt

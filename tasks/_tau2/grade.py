@@ -61,16 +61,21 @@ async def grade_file(path: Path, judge: Judge | None = None, out: Path | None = 
     `on_result(done, total)` is called after each result (and once at the start).
 
     Raises:
-        ValueError: a bad record, a task not in the release, or an `out` file that is not
-            a prefix of this input's results.
+        ValueError: no records, a bad record, an unknown domain, a task not in the
+            release, or an `out` file that is not a prefix of this input's results.
     """
     records = _records(path)[:limit]
+    if not records:
+        raise ValueError(f"{path}: holds no conversation records to grade")
     tasks = []
     for lineno, record in records:
+        if record.domain not in data.DOMAINS:
+            raise ValueError(f"{path}:{lineno}: unknown τ² domain {record.domain!r}; use "
+                             f"one of {', '.join(data.DOMAINS)}")
         task = _tasks(record.domain).get(record.task_id)
         if task is None:
             raise ValueError(f"{path}:{lineno}: no task {record.task_id!r} in τ² "
-                             f"{record.domain} ({data.RELEASE})")
+                             f"{record.domain} ({data.RELEASE} tasks.json)")
         tasks.append(task)
     start = (done_prefix(out, [r.task_id for _, r in records], "conversation")
              if out is not None else 0)

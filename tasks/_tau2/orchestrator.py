@@ -40,8 +40,8 @@ from harness.gold import GoldCall, GoldMessage, Position
 from harness.tool_backends import RequestorBackend, tau2_tools
 from harness.trajectory import Role
 
-__all__ = ["OraclePlan", "agent_system_prompt", "episode", "sampling", "tau2_solver",
-           "trial_seed"]
+__all__ = ["OraclePlan", "agent_system_prompt", "episode", "read_release_files", "sampling",
+           "tau2_solver", "trial_seed"]
 
 GREETING = "Hi! How can I help you today?"
 #: `tau2 run` defaults (config.py): temperature of both LLMs, and the run seed
@@ -197,13 +197,9 @@ def sampling(model: Model, epoch: int, temperature: float = TEMPERATURE,
     return role_config(model, temperature, trial_seed(seed, epoch))
 
 
-def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
-            max_steps: int = 200, max_errors: int | None = None, solo: bool = False,
-            history: list[ChatMessage] | None = None,
-            agent_config: GenerateConfig | None = None,
-            user_config: GenerateConfig | None = None) -> Episode:
-    """One τ² conversation on the harness loop: upstream's rules as `Rules`, the world's
-    two toolkits behind a requestor-aware backend, `OraclePlan` as the gold."""
+def _world(task: Task, domain: str, solo: bool
+           ) -> tuple[Tau2World, list[tuple[ToolInfo, Role]], list[tuple[ToolInfo, Role]]]:
+    """The task's initialised world and the tools each side is offered."""
     world = Tau2World(domain)
     if solo and (world.user is None or task.ticket is None):
         raise ValueError(f"τ² {domain} task {task.id}: solo mode needs a ticket and a "
@@ -214,6 +210,29 @@ def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "def
     user_tools: list[tuple[ToolInfo, Role]] = (
         [(info, "user") for info in tau2_tools(f"{domain}_user", world.user)]
         if world.user is not None else [])
+    return world, agent_tools, user_tools
+
+
+def read_release_files(task: Task, domain: str, mode: str = "default",
+                       solo: bool = False) -> None:
+    """Read every release file a sample of `domain` reads (database, tool objects,
+    policy, user guidelines), once, when the task is built: a missing file then stops
+    the run before any sample starts (`FileNotFoundError`), instead of failing each
+    sample while `inspect eval` still exits 0. The files stay cached for the samples."""
+    _, _, user_tools = _world(task, domain, solo)
+    agent_system_prompt(domain, task, mode, solo)
+    if not solo:
+        user_system_prompt(task, bool(user_tools))
+
+
+def episode(task: Task, domain: str, agent: Model, user: Model, mode: str = "default",
+            max_steps: int = 200, max_errors: int | None = None, solo: bool = False,
+            history: list[ChatMessage] | None = None,
+            agent_config: GenerateConfig | None = None,
+            user_config: GenerateConfig | None = None) -> Episode:
+    """One τ² conversation on the harness loop: upstream's rules as `Rules`, the world's
+    two toolkits behind a requestor-aware backend, `OraclePlan` as the gold."""
+    world, agent_tools, user_tools = _world(task, domain, solo)
     offered: dict[Role, list[tuple[ToolInfo, Role]]] = {"assistant": agent_tools,
                                                          "user": user_tools}
     if solo:  # no user and no greeting: the agent has every tool and `done`

@@ -82,10 +82,12 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
     `on_result(done, total)` is called after each result (and once at the start).
 
     Raises:
-        ValueError: a bad record, a task not in the release, or an `out` file that is not
-            a prefix of this input's results.
+        ValueError: no records, a bad record, a task not in the release, or an `out` file
+            that is not a prefix of this input's results.
     """
     records = read_conversations(path)[:limit]
+    if not records:
+        raise ValueError(f"{path}: holds no conversation records to grade")
     rel = release(revision)
     tasks = []
     for i, record in enumerate(records, 1):

@@ -36,6 +36,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store_as
 
 from envs.base import ToolResult
+from envs.vitabench import tool_objects
 from envs.vitabench.factory import environment_for
 from envs.vitabench.release import Language, release
 from harness import raw_arguments
@@ -51,12 +52,17 @@ from harness.episode import (
 from harness.generation_config import role_config
 from harness.tool_backends import RequestorBackend, official_tool_info
 from harness.trajectory import Role
-from tasks._vitabench.dataset import task_by_id
+from tasks._vitabench.dataset import load_tasks, task_by_id
 from tasks._vitabench.oracle import VitaOracle
-from tasks._vitabench.prompts import GREETING, agent_system_prompt, user_system_prompt
+from tasks._vitabench.prompts import (
+    GREETING,
+    agent_system_prompt,
+    template,
+    user_system_prompt,
+)
 
-__all__ = ["MAX_STEPS", "TASK_RETRIES", "TEMPERATURE", "episode", "upstream_termination",
-           "vitabench_solver"]
+__all__ = ["MAX_STEPS", "TASK_RETRIES", "TEMPERATURE", "episode", "read_release_files",
+           "upstream_termination", "vitabench_solver"]
 
 #: upstream defaults (config.py)
 MAX_STEPS = 300
@@ -112,6 +118,22 @@ def episode(task: Mapping[str, Any], language: Language, agent: Model, user: Mod
     gold = VitaOracle(task, lambda: environment_for(dict(task), language, revision),
                       USER_STOP_TOKENS[0])
     return Episode(agent_side, backend, rules, user=simulated, gold=gold)
+
+
+def read_release_files(task_set: str, language: Language, revision: str) -> None:
+    """Read every release file a sample of `task_set` reads — the task file, the agent,
+    user and judge templates, the tool objects (or the description tables they are
+    derived from) and the holiday table of `get_holiday_date` — once, when the task is
+    built: a missing file then stops the run before any sample starts
+    (`FileNotFoundError`), instead of failing every sample while `inspect eval` still
+    exits 0. What is read stays cached for the samples."""
+    files = release(revision)
+    first = dict(load_tasks(files, task_set, language)[0])
+    environment_for(first, language, revision).tools()
+    agent_system_prompt(files, first, language)
+    user_system_prompt(files, first, language)
+    template(files, "sliding_window_eval_template", language)
+    tool_objects.holiday_dates(language, revision)
 
 
 @solver

@@ -16,17 +16,43 @@ Options: `language` (zh as upstream, or en), `revision` (2025-11; the 2026-01 se
 local files), `max_steps` (300), `temperature` (0.0 for the agent and the user; Inspect's
 `--temperature` and a role's own config take precedence). The revision, its commit, the
 language, the user and judge models, and the json_repair version are in every log.
+
+Every release file a sample reads (tasks, prompt templates, tool descriptions, the
+holiday table) is read when the task is built, so a missing one stops `inspect eval`
+with one line (what is missing, where it was looked for, how to get it) and exit 1
+before any sample runs; `inspect eval` itself exits 0 for a run whose samples all
+failed.
 """
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset
 
-from envs.vitabench.release import LANGUAGES, REVISIONS, Language, release
+from envs.vitabench.release import LANGUAGES, REVISIONS, Language, Release, release
 from harness import task_options
+from harness.inspect_compat import PrerequisiteError
+from harness.judge import check_bound_judge
 from harness.metrics import pass_hat_k
 from tasks._vitabench.dataset import load_dataset
 from tasks._vitabench.judge import JSON_REPAIR_VERSION
-from tasks._vitabench.orchestrator import MAX_STEPS, TEMPERATURE, vitabench_solver
+from tasks._vitabench.orchestrator import (
+    MAX_STEPS,
+    TEMPERATURE,
+    read_release_files,
+    vitabench_solver,
+)
 from tasks._vitabench.scoring import vitabench_scorer
+
+
+def _files(files: Release, task_set: str, language: Language) -> MemoryDataset:
+    """The set's samples, after reading every release file a sample reads; a missing
+    file is one line for Inspect to print (where it was looked for, how to get it)."""
+    try:
+        dataset = load_dataset(files, task_set, language)
+        read_release_files(task_set, language, files.revision.name)
+    except FileNotFoundError as e:
+        raise PrerequisiteError(f"vitabench_{task_set} cannot start: {e}; "
+                                f"{files.lookup_hint()}") from None
+    return dataset
 
 
 def _vitabench(task_set: str, language: str, revision: str, max_steps: int,
@@ -38,9 +64,10 @@ def _vitabench(task_set: str, language: str, revision: str, max_steps: int,
     task_options.integer("epochs", epochs, minimum=1)
     files = release(revision)
     lang: Language = "zh" if language == "zh" else "en"
+    check_bound_judge()
     return Task(
         name=f"vitabench_{task_set}",
-        dataset=load_dataset(files, task_set, lang),
+        dataset=_files(files, task_set, lang),
         solver=vitabench_solver(task_set, lang, revision, max_steps, temperature),
         scorer=vitabench_scorer(task_set, lang, revision),
         epochs=Epochs(epochs, pass_hat_k(include_pass_at=True, include_avg_at=True)),
