@@ -5,12 +5,12 @@ The table is drawn by the page's script from the leaderboard JSON embedded in th
 It scrolls inside its own box, with the model column and the two header rows (benchmark
 groups, then columns) kept in view; checkboxes choose the benchmarks shown, whether their
 part columns (τ² domains, BFCL categories...) are shown, and whether the reported
-(published) rows are, which also switches the bar plots to their variant without them.
-Clicking a column header sorts by it (again: the other direction). Each measured cell
-links to its log file and shows the `inspect view` command for it on hover; every † and
-every cell with other runs of its task gets a numbered note in the list under the table,
-for the rows and columns shown. The failure taxonomy lists example samples (log +
-sample id).
+(published) rows are, which also switches the bar plots to their variant without them
+(a column no shown row has a value in is left out). Clicking a column header sorts by
+it (again: the other direction). Each measured cell links to its log file and shows the
+`inspect view` command for it on hover; every † and every cell with other runs of its
+task gets a numbered note in the list under the table, for the rows and columns shown.
+The failure taxonomy lists example samples (log + sample id).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ th,td{border-right:1px solid #ddd;border-bottom:1px solid #ddd;padding:3px 6px;
 #table thead th.col{cursor:pointer;white-space:normal;min-width:5.5em;max-width:9em}
 #table thead th.group{text-align:center;border-bottom:1px solid #bbb}
 #table thead th.headline{background:#dde6f5}
-#table .label{text-align:left;position:sticky;left:0;z-index:1;max-width:22em;
+.label{text-align:left}
+#table .label{position:sticky;left:0;z-index:1;max-width:22em;
   overflow:hidden;text-overflow:ellipsis;border-right:2px solid #bbb}
 #table thead th.label{z-index:3}
 #table tr.reported td{color:#666;background:#fafafa}
@@ -53,6 +54,7 @@ sup{font-size:10px;color:#555}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px;
   align-items:start}
 .grid img{width:100%;border:1px solid #eee}
+.wide{max-width:100%;border:1px solid #eee}
 code{background:#f4f4f4;padding:1px 3px}
 #taxonomy td{white-space:normal}
 #settings li{font-size:12px}
@@ -70,8 +72,10 @@ function pct(v){return (100*v).toFixed(1);}
 function base(p){return p.replace(/^.*\//, '');}
 function span(cls, text){const s = document.createElement('span'); s.className = cls;
   s.textContent = text; return s;}
-function visibleColumns(){
-  return board.columns.filter(c => shown.groups[c.benchmark] && (shown.parts || c.headline));
+function visibleRows(){return board.rows.filter(r => shown.reported || r.kind !== 'reported');}
+function visibleColumns(rows){
+  return board.columns.filter(c => shown.groups[c.benchmark] && (shown.parts || c.headline)
+    && rows.some(r => r.cells[c.key]));
 }
 function cellNode(cell, others, noteOf){
   const td = document.createElement('td');
@@ -108,7 +112,8 @@ function cellNode(cell, others, noteOf){
 function render(){
   const table = document.getElementById('table');
   table.innerHTML = '';
-  const columns = visibleColumns();
+  let rows = visibleRows();
+  const columns = visibleColumns(rows);
   const thead = document.createElement('thead');
   const groups = document.createElement('tr'); groups.className = 'groups';
   const heads = document.createElement('tr'); heads.className = 'cols';
@@ -130,7 +135,6 @@ function render(){
     const k = th.dataset.key;
     sortDir = (sortKey===k) ? -sortDir : (k==='__label' ? 1 : -1); sortKey = k; render();
   }));
-  let rows = board.rows.filter(r => shown.reported || r.kind !== 'reported');
   if(sortKey){
     rows = rows.slice().sort((a,b) => {
       if(sortKey==='__label'){return sortDir*a.label.localeCompare(b.label);}
@@ -230,15 +234,15 @@ def _settings_html(board: Leaderboard) -> str:
     return "<ul id='settings'>" + "".join(items) + "</ul>" if items else ""
 
 
-def _images(plots: list[Plot], out: Path) -> str:
+def _images(plots: list[Plot], out: Path, css_class: str = "") -> str:
     def rel(path: Path | None) -> str:
         return html.escape(path.relative_to(out).as_posix()) if path is not None else ""
 
     return "\n".join(f"<img src='{rel(p.path)}' data-all='{rel(p.path)}' "
                      f"data-measured='{rel(p.measured_only)}' alt='{html.escape(p.path.stem)}'>"
                      if p.kind == "bars" else
-                     f"<img src='{rel(p.path)}' alt='{html.escape(p.path.stem)}'>"
-                     for p in plots)
+                     f"<img class='{css_class}' src='{rel(p.path)}' "
+                     f"alt='{html.escape(p.path.stem)}'>" for p in plots)
 
 
 def write_site(board: Leaderboard, out: Path, plots: list[Plot]) -> Path:
@@ -274,7 +278,7 @@ rest of its column; [n]: see the numbered notes under the table. Click a header 
 {"<h2>Checkpoint curves</h2><div class='grid'>" + _images(curves, out) + "</div>"
  if curves else ""}
 <h2>Failure taxonomy</h2>
-{"<div class='grid'>" + _images(taxonomy, out) + "</div>" if taxonomy else ""}
+{_images(taxonomy, out, "wide")}
 {_taxonomy_html(board, rel)}
 {"<h2>Logs left out</h2><ul>" + skipped + "</ul>" if skipped else ""}
 <script type="application/json" id="board">{_embed(board.model_dump(mode="json"))}</script>

@@ -136,6 +136,8 @@ def test_grouped_header_selectors_sticky_column_notes_and_reported_toggle(
         assert web.locator("#table tr.reported").count() == 0
         assert web.locator("#table td.label").all_inner_texts() == [
             "m/limited", "m/strong", "m/weak", "smollm2-135m-instruct"]
+        # BFCL single-turn has reported values only: its column goes with them
+        assert "BFCL ST accuracy" not in columns.all_inner_texts()
         assert plot.get_attribute("src") == "plots/bars_bfcl_mt.measured.svg"
         web.wait_for_load_state("networkidle")
         assert plot.evaluate("e => e.naturalWidth") > 100
