@@ -52,6 +52,17 @@ needs_vitabench = pytest.mark.skipif(
 
 #: what tests record from the official VitaBench code (tool objects, tables, requests)
 VITABENCH_OFFICIAL = Path(__file__).resolve().parent / "data" / "vitabench" / "official"
+#: the release's tool-description tables at 96f3b85 (`src/vita/...`, read as data):
+#: `VITABENCH_SOURCE_DIR` when the caller set it, else the shared copy
+VITABENCH_SOURCE = (VITABENCH_DATA / "source" if HIDDEN
+                    else Path(os.environ.get("VITABENCH_SOURCE_DIR")
+                              or VITABENCH_DATA / "source"))
+HAVE_VITABENCH_SOURCE = (VITABENCH_SOURCE / "src" / "vita" / "environment"
+                         / "toolkit_schema.py").is_file()
+
+needs_vitabench_source = pytest.mark.skipif(
+    not HAVE_VITABENCH_SOURCE,
+    reason=f"VitaBench tool-description tables not found at {VITABENCH_SOURCE}/src/vita")
 
 
 @pytest.fixture
@@ -59,7 +70,9 @@ def use_vitabench_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     """`VITABENCH_DATA_DIR` for one test: the shared snapshot (`domains/`, `prompts/`,
     `models.yaml`, linked) plus the tool objects and tables recorded from the official
     code, with an empty cache, so that nothing is derived or downloaded (pair with
-    `needs_vitabench`)."""
+    `needs_vitabench`). `VITABENCH_SOURCE_DIR` points at the shared description tables
+    when they are there, so a file the folder lacks is read from the real release
+    rather than fetched."""
     root = tmp_path / "vitabench-data"
     root.mkdir()
     for name in ("domains", "prompts", "models.yaml"):
@@ -69,6 +82,8 @@ def use_vitabench_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         (root / name).symlink_to(VITABENCH_OFFICIAL / name)
     monkeypatch.setenv("VITABENCH_DATA_DIR", str(root))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
+    if HAVE_VITABENCH_SOURCE:
+        monkeypatch.setenv("VITABENCH_SOURCE_DIR", str(VITABENCH_SOURCE))
     yield root
 
 #: the MCP-Atlas snapshot (10 sample tasks, the server template, upstream's data/)
@@ -83,9 +98,6 @@ needs_mcp_atlas = pytest.mark.skipif(
 #: (judge prompt, schema, cut-off), the agent environment's tables, the failure taxonomy
 MCP_ATLAS_SOURCE = MCP_ATLAS_DATA / "source"
 HAVE_MCP_ATLAS_SOURCE = (MCP_ATLAS_SOURCE / "services" / "scoring" / "score_claims.py").is_file()
-
-needs_mcp_atlas_source = pytest.mark.skipif(
-    not HAVE_MCP_ATLAS_SOURCE, reason=f"MCP-Atlas source files not found at {MCP_ATLAS_SOURCE}")
 
 
 @pytest.fixture

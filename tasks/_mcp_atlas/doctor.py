@@ -22,6 +22,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -280,8 +281,7 @@ def task_checks(data_dir: str | None, probe: _Probe, release_ok: bool) -> list[C
     if not release_ok:
         return checks
     for subset in SUBSETS:
-        selection, why = probe.run(lambda s=subset: select(tasks, s),  # type: ignore[misc]
-                                   needs_download=False)
+        selection, why = probe.run(partial(select, tasks, subset), needs_download=False)
         default = subset == DEFAULT_SUBSET
         if selection is None:
             checks.append(Check(piece=f"subset {subset}", ok=False, required=default,

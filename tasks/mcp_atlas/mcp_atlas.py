@@ -45,8 +45,9 @@ class AtlasUnavailable(PrerequisiteError, RuntimeError):
     sample runs."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(f"{message}; `envfactory mcp-atlas doctor` lists what is missing "
-                         "and how to get it")
+        full = f"{message}; `envfactory mcp-atlas doctor` lists what is missing and how to get it"
+        super().__init__(full)
+        self.args = (full,)  # PrerequisiteError keeps only `.message`; str() reads args
 
 
 def _sample(t: AtlasTask, servers: list[str]) -> Sample:
