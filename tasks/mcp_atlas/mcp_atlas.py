@@ -9,7 +9,7 @@ exactly as upstream's `score_claims.py`: coverage = mean claim score (1 / 0.5 / 
 iff coverage >= 0.75.
 
     make install-mcp-atlas          # the keyless local servers, pinned
-    envfactory mcp-atlas doctor     # which servers and tasks can run here
+    envfactory mcp-atlas doctor     # what a run needs, what is missing, how to get it
     inspect eval tasks/mcp_atlas --model openai/gpt-4.1 --model-role judge=openai/<judge>
 
 Options: `subset` (offline: tasks needing only keyless local servers; available: what
@@ -21,9 +21,10 @@ the log), never scored 0. Metrics:
 pass@0.75, pass@0.5, mean coverage. The release commit, the dataset's revision, the
 servers' pinned packages and the judge model are in every log.
 
-The judge is checked when the task is built, before any server starts: without
+What a run needs is checked when the task is built, before any server starts: without
 `--model-role judge=...` (in Python, `mcp_atlas(judge=<model>)` for a task built before
-`eval()`), `inspect eval` stops with one line and exits 1.
+`eval()`, which binds the role on the task), or without the release files or tasks,
+`inspect eval` stops with one line and exits 1.
 """
 
 from inspect_ai import Task, task
