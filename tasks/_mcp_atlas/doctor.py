@@ -29,7 +29,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from envs.release_registry import MCP_ATLAS_ENVIRONMENT, MCP_ATLAS_TEMPLATE
-from harness.judge import JUDGE_ROLE
+from harness.judge import JUDGE_ROLE, judge_model
 from tasks._mcp_atlas.claims import SCORER_FILE, judge_template
 from tasks._mcp_atlas.dataset import (
     ENVIRONMENT_MAIN,
@@ -253,10 +253,8 @@ def judge_check(judge: str | None) -> Check:
     if judge is None:
         return Check(piece="judge", ok=True, status=f"not checked: a run needs {how} "
                      "(`--judge MODEL` checks one here)")
-    from inspect_ai.model import get_model
-
     try:
-        get_model(judge)
+        judge_model(judge)
     except Exception as e:  # noqa: BLE001 - a diagnostic reports every failure
         return Check(piece=f"judge {judge}", ok=False, required=True, status=_one_line(e),
                      how=f"a model Inspect can reach; then {how}")
