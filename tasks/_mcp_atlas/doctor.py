@@ -80,6 +80,8 @@ class Check(BaseModel):
 
 
 class Report(BaseModel):
+    """Every check, in the order a run needs the pieces."""
+
     checks: list[Check]
 
     @property
