@@ -1,5 +1,6 @@
 """`envfactory score run` / `score watch`: the commands over `training.autoscore` (a
-`ScoreError` is printed in one line by the package's handler, `errors.py`)."""
+`ScoreError` is printed in one line by the package's handler, `errors.py`), with a bar per
+task that counts its samples as they finish (`progress.stage_bars`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated, cast
 import typer
 from rich.console import Console
 
+from envfactory.cli.progress import stage_bars
 from training.autoscore.scoring import score_checkpoint
 from training.autoscore.suites import SUITES, Suite
 from training.autoscore.watching import watch
@@ -40,6 +42,9 @@ _InspectArgOpt = Annotated[list[str] | None, typer.Option(
                           "(e.g. --inspect-arg=--max-samples --inspect-arg=2).")]
 _VllmArgOpt = Annotated[list[str] | None, typer.Option(
     "--vllm-arg", help="Passed on to `vllm serve`; repeatable.")]
+_WaitOpt = Annotated[bool, typer.Option(
+    "--wait", help="When another scoring holds a checkpoint's results folder, wait for it "
+                   "(default: fail at once, naming its pid).")]
 
 
 def check_suite(suite: str, option: str = "--suite") -> Suite:
@@ -57,18 +62,22 @@ def score_run(
     suite: _SuiteOpt = "quick", serve: _ServeOpt = "hf", limit: _LimitOpt = None,
     log_dir: _LogDirOpt = Path("scores"), max_tokens: _MaxTokensOpt = None,
     model_name: _ModelNameOpt = None, device: _DeviceOpt = "cpu",
-    inspect_arg: _InspectArgOpt = None, vllm_arg: _VllmArgOpt = None,
+    inspect_arg: _InspectArgOpt = None, vllm_arg: _VllmArgOpt = None, wait: _WaitOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on "
                                                          "stdout.")] = False,
 ) -> None:
     """Score one checkpoint directory on a suite.
 
-    A rerun resumes and skips finished tasks. Exits 1 unless every task finished.
+    A rerun resumes and skips finished tasks. Exits 1 unless every task finished, and at
+    once if another scoring holds the results folder (unless --wait).
     """
-    result = score_checkpoint(checkpoint, suite=check_suite(suite), serve=serve,
-                              limit=limit, log_root=log_dir, max_tokens=max_tokens,
-                              model_name=model_name, device=device,
-                              extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
+    console = Console(stderr=True)
+    with stage_bars(console) as on_progress:
+        result = score_checkpoint(checkpoint, suite=check_suite(suite), serve=serve,
+                                  limit=limit, log_root=log_dir, max_tokens=max_tokens,
+                                  model_name=model_name, device=device,
+                                  extra_args=inspect_arg or (), vllm_args=vllm_arg or (),
+                                  wait=wait, console=console, on_progress=on_progress)
     if as_json:
         print(result.model_dump_json(indent=2))
     if result.status != "scored":
@@ -85,21 +94,25 @@ def score_watch(
     suite: _SuiteOpt = "quick", serve: _ServeOpt = "hf", limit: _LimitOpt = None,
     log_dir: _LogDirOpt = Path("scores"), max_tokens: _MaxTokensOpt = None,
     model_name: _ModelNameOpt = None, device: _DeviceOpt = "cpu",
-    inspect_arg: _InspectArgOpt = None, vllm_arg: _VllmArgOpt = None,
+    inspect_arg: _InspectArgOpt = None, vllm_arg: _VllmArgOpt = None, wait: _WaitOpt = False,
 ) -> None:
     """Score each new complete checkpoint-* of a training run once.
 
     What was scored is kept in RUN_DIR/.envfactory_scored.json. Runs beside training until
-    Ctrl-C, or one pass with --once (exit 1 if a checkpoint failed in that pass).
+    Ctrl-C, or one pass with --once (exit 1 if a checkpoint failed in that pass, or was
+    being scored by another process).
     """
+    console = Console(stderr=True)
     try:
-        results = watch(run_dir, interval=interval, once=once, suite=check_suite(suite),
-                        limit=limit, serve=serve, log_root=log_dir, max_tokens=max_tokens,
-                        model_name=model_name, device=device,
-                        extra_args=inspect_arg or (), vllm_args=vllm_arg or ())
+        with stage_bars(console, most=2 * max(len(tasks) for tasks in SUITES.values())
+                        ) as on_progress:
+            results = watch(run_dir, interval=interval, once=once, suite=check_suite(suite),
+                            limit=limit, serve=serve, log_root=log_dir,
+                            max_tokens=max_tokens, model_name=model_name, device=device,
+                            extra_args=inspect_arg or (), vllm_args=vllm_arg or (),
+                            wait=wait, console=console, on_progress=on_progress)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
-    console = Console(stderr=True)
     console.print(f"{len(results)} checkpoint(s) handled: "
                   + (", ".join(f"{Path(r.checkpoint).name} {r.status}" for r in results)
                      or "nothing new"))

@@ -20,10 +20,18 @@ Models: `--serve hf` runs the directory in-process through Inspect's `hf/local` 
 `--serve URL` uses an OpenAI-compatible server that is already up; `--serve vllm` starts
 `vllm serve DIR` (GPU machines), runs the suite against it as for a URL, and stops it.
 
+One scoring per results folder at a time (a lock file in it; a second fails at once naming
+the holder's pid, or waits with `--wait`), and every process a scoring starts (eval-set,
+vLLM, a `score watch` beside training) dies with it, `kill -9` included. Each task's
+samples done / total are reported as they finish (`on_progress`), read from the log
+eval-set is writing.
+
 The package, one module per concern: `suites` (what is run), `checkpoints` (discovery,
 labels, provenance), `inspect_argv` (the eval-set command line), `serving` (hf / URL /
-vLLM targets), `scoring` (one checkpoint) and `watching` (a training run); the `score`
-commands are `envfactory/cli/score.py`. The names other modules use are re-exported here.
+vLLM targets), `processes` (children that die with their parent, the folder lock;
+`lifeline` where the kernel cannot do it), `log_progress` (samples done, from a running
+log), `scoring` (one checkpoint) and `watching` (a training run); the `score` commands
+are `envfactory/cli/score.py`. The names other modules use are re-exported here.
 """
 
 from training.autoscore.checkpoints import (
@@ -46,6 +54,14 @@ from training.autoscore.inspect_argv import (
     hf_target,
     inspect_command,
     url_target,
+)
+from training.autoscore.log_progress import OnProgress, task_progress
+from training.autoscore.processes import (
+    LOCK_FILE,
+    FolderBusy,
+    FolderLock,
+    spawn,
+    stop_process_group,
 )
 from training.autoscore.scoring import ScoreResult, TaskScore, score_checkpoint
 from training.autoscore.serving import (
@@ -75,12 +91,13 @@ from training.autoscore.watching import (
 )
 
 __all__ = [
-    "DEFAULT_LIMITS", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE", "SUITES", "URL_API_KEY_VAR",
-    "VERL_HF_DIR", "CheckpointInfo", "ModelTarget", "NotAModelDir", "ScoreError",
-    "ScoreResult", "ScoredEntry", "ScoredState", "Suite", "SuiteTask", "TaskScore",
-    "checkpoint_complete", "checkpoint_hf_target", "checkpoint_label",
-    "eval_set_argv", "find_checkpoints", "hf_target", "inspect_checkpoint", "inspect_command",
-    "needs_merge", "peft_available", "pick_model_name", "provenance_metadata",
-    "resolve_provenance", "results_dir", "score_checkpoint", "served_models",
-    "scoring_beside", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
+    "DEFAULT_LIMITS", "LOCK_FILE", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE", "SUITES",
+    "URL_API_KEY_VAR", "VERL_HF_DIR", "CheckpointInfo", "FolderBusy", "FolderLock",
+    "ModelTarget", "NotAModelDir", "OnProgress", "ScoreError", "ScoreResult", "ScoredEntry",
+    "ScoredState", "Suite", "SuiteTask", "TaskScore", "checkpoint_complete",
+    "checkpoint_hf_target", "checkpoint_label", "eval_set_argv", "find_checkpoints",
+    "hf_target", "inspect_checkpoint", "inspect_command", "needs_merge", "peft_available",
+    "pick_model_name", "provenance_metadata", "resolve_provenance", "results_dir",
+    "score_checkpoint", "served_models", "scoring_beside", "spawn", "stop_process_group",
+    "task_progress", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
 ]

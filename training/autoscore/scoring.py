@@ -1,6 +1,11 @@
 """Scoring one checkpoint: its suite's tasks run one `inspect eval-set` subprocess each into
 `<log-dir>/<run_id>/<checkpoint>/<limit-N | all>/`, and each task's outcome read back from
 the logs eval-set used (a rerun resumes and skips finished work).
+
+One scoring per results folder at a time (`processes.FolderLock`: a second fails at once
+naming the holder's pid, or waits), each eval-set dies with the scoring that started it
+(`processes.spawn`), and the samples done in each task are reported as they finish
+(`on_progress`, from the log eval-set writes: `log_progress`).
 """
 
 from __future__ import annotations
@@ -10,13 +15,13 @@ import os
 import subprocess
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from training.autoscore.checkpoints import (
@@ -27,6 +32,8 @@ from training.autoscore.checkpoints import (
     results_dir,
 )
 from training.autoscore.inspect_argv import ModelTarget, eval_set_argv
+from training.autoscore.log_progress import OnProgress, following
+from training.autoscore.processes import FolderLock, spawn
 from training.autoscore.serving import model_target, needs_merge
 from training.autoscore.suites import (
     DEFAULT_LIMITS,
@@ -79,12 +86,15 @@ def score_checkpoint(
     model_name: str | None = None, device: str = "cpu", run_dir: Path | None = None,
     extra_args: Sequence[str] = (), console: Console | None = None,
     vllm_cmd: Sequence[str] | None = None, vllm_args: Sequence[str] = (),
+    wait: bool = False, on_progress: OnProgress | None = None,
 ) -> ScoreResult:
     """Score one checkpoint directory on a suite; see the module docstring.
 
     Raises `NotAModelDir` / `ScoreError` for what cannot start (not a model directory, a bad
-    `--serve`, a server that does not answer); a task that fails inside inspect is
-    reported in the result (status "failed"), and a rerun resumes it.
+    `--serve`, a server that does not answer, `FolderBusy`: another scoring holds the
+    results folder, unless `wait`); a task that fails inside inspect is reported in the
+    result (status "failed"), and a rerun resumes it. `on_progress(stage, done, total)`
+    follows each task's samples (stage: `<checkpoint> [i/n] <task>`).
     """
     console = console or Console(stderr=True)
     if suite not in SUITES:
@@ -109,17 +119,20 @@ def score_checkpoint(
     metadata = provenance_metadata(prov, checkpoint)
     label = checkpoint_label(checkpoint)
     default_name = label if prov.run_id == label else f"{prov.run_id}/{label}"
-    with model_target(info, serve, model_name or default_name, device, console, vllm_cmd,
-                vllm_args, explicit_name=model_name is not None) as target:
+    # the lock before the model: a busy folder must not start a vLLM server first
+    with (FolderLock(out_dir, wait=wait,
+                     on_wait=lambda line: console.print(escape(line))) as lock,
+          model_target(info, serve, model_name or default_name, device, console, vllm_cmd,
+                       vllm_args, explicit_name=model_name is not None) as target):
         argvs = [(task, eval_set_argv(task, target, out_dir, limit=task.limit(limit),
                                       max_tokens=max_tokens, metadata=metadata,
                                       extra_args=extra_args))
                  for task in SUITES[suite]]
-        out_dir.mkdir(parents=True, exist_ok=True)
         console.print(f"[bold]scoring[/bold] {escape(str(checkpoint))} "
                       f"({prov.method}, run {escape(prov.run_id)}, step {prov.step}) on "
                       f"{suite} as {escape(target.model)} -> {escape(str(out_dir))}")
-        scores = _run_tasks(argvs, target, out_dir, console)
+        scores = _run_tasks(argvs, target, out_dir, console, lock, label,
+                            [task.limit(limit) for task in SUITES[suite]], on_progress)
     ok = all(s.returncode == 0 and s.status == "success" for s in scores)
     failed = [s.task for s in scores if not (s.returncode == 0 and s.status == "success")]
     result = result.model_copy(update={
@@ -132,37 +145,35 @@ def score_checkpoint(
 
 
 def _run_tasks(argvs: list[tuple[SuiteTask, list[str]]], target: ModelTarget, out_dir: Path,
-               console: Console) -> list[TaskScore]:
+               console: Console, lock: FolderLock, label: str, limits: list[int | None],
+               on_progress: OnProgress | None) -> list[TaskScore]:
     env = {**os.environ, **target.env, "PYTHONUNBUFFERED": "1"}
     scores: list[TaskScore] = []
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
-        ids = [progress.add_task(f"[{i}/{len(argvs)}] {task.name}: waiting", start=False,
-                                 total=1)
-               for i, (task, _) in enumerate(argvs, 1)]
-        for i, ((task, argv), bar) in enumerate(zip(argvs, ids, strict=True), 1):
-            label = f"[{i}/{len(argvs)}] {task.name}"
-            progress.update(bar, description=f"{label}: running")
-            progress.start_task(bar)
-            progress.console.print(f"$ {' '.join(argv)}", markup=False, highlight=False,
-                                   soft_wrap=True)
-            began = time.monotonic()
-            proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace")
-            assert proc.stdout is not None
-            try:
+    for i, ((task, argv), limit) in enumerate(zip(argvs, limits, strict=True), 1):
+        stage = f"{label} [{i}/{len(argvs)}] {task.name}"
+        console.print(f"$ {' '.join(argv)}", markup=False, highlight=False, soft_wrap=True)
+        began = time.monotonic()
+        # the children hold the folder's lock too: one that outlived this process would
+        # still keep a rerun out
+        proc = spawn(argv, cwd=REPO_ROOT, env=env, keep_fds=(lock.fd,))
+        lock.note_child(proc.pid)
+        assert proc.stdout is not None
+        follow = (following(out_dir, task.name, stage, on_progress, limit)
+                  if on_progress is not None else nullcontext())
+        try:
+            with follow:
                 for line in proc.stdout:
-                    progress.console.print(line.rstrip("\n"), markup=False,
-                                           highlight=False, soft_wrap=True)
+                    console.print(line.rstrip("\n"), markup=False, highlight=False,
+                                  soft_wrap=True)
                 returncode = proc.wait()
-            except BaseException:
-                _stop_child(proc)
-                raise
-            score = _task_score(task, returncode, time.monotonic() - began, out_dir)
-            scores.append(score)
-            mark = "done" if score.status == "success" and returncode == 0 else "FAILED"
-            progress.update(bar, description=f"{label}: {mark} ({score.status})", completed=1)
-            progress.stop_task(bar)
+        except BaseException:
+            _stop_child(proc)
+            raise
+        finally:
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+        scores.append(_task_score(task, returncode, time.monotonic() - began, out_dir))
     return scores
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from rich.markup import escape
 
 from training.autoscore.checkpoints import CheckpointInfo
 from training.autoscore.inspect_argv import ModelTarget, checkpoint_hf_target, url_target
+from training.autoscore.processes import spawn, stop_process_group
 from training.autoscore.suites import ScoreError
 
 
@@ -91,8 +90,7 @@ def vllm_server(model_dir: Path, served_name: str, *, console: Console,
     argv = [*cmd, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
             "--served-model-name", served_name, *tool_args, *args]
     console.print(f"[bold]starting vLLM[/bold]: {escape(' '.join(argv))}")
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = spawn(argv, new_session=True)  # gone with this process, even after kill -9
     tail: list[str] = []
     reader = threading.Thread(target=_pump, args=(proc, console, "vllm | ", tail), daemon=True)
     reader.start()
@@ -125,23 +123,6 @@ def _pump(proc: subprocess.Popen[str], console: Console, prefix: str, tail: list
         tail.append(line)
         del tail[:-50]
         console.print(f"{prefix}{line}", markup=False, highlight=False, soft_wrap=True)
-
-
-def stop_process_group(proc: subprocess.Popen[Any]) -> None:
-    """Stop a process started with `start_new_session` and everything it started: SIGTERM
-    to its group, then SIGKILL if it has not exited within 30 s."""
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def peft_available() -> bool:

@@ -21,8 +21,8 @@ from rich.markup import escape
 
 from envs.jsonl import write_atomic
 from training.autoscore.checkpoints import checkpoint_label, find_checkpoints
+from training.autoscore.processes import FolderBusy, spawn, stop_process_group
 from training.autoscore.scoring import ScoreResult, score_checkpoint
-from training.autoscore.serving import stop_process_group
 from training.autoscore.suites import DEFAULT_LIMITS, REPO_ROOT, ScoreError, Suite
 
 SCORED_FILE = ".envfactory_scored.json"
@@ -94,7 +94,12 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
                                      message=str(e), suite=suite,
                                      serve=str(options.get("serve", "hf")), limit=limit)
                 console.print(f"[red]{escape(str(e))}[/red]")
+                if isinstance(e, FolderBusy):  # someone else is scoring it: no attempt
+                    results.append(result)
+                    continue
             attempts = (previous.attempts + 1) if previous is not None else 1
+            # read again before writing: another watcher may have recorded meanwhile
+            state = ScoredState.load(run_dir)
             state.checkpoints.setdefault(name, {})[key] = ScoredEntry(
                 status=result.status, message=result.message, log_dir=result.log_dir,
                 attempts=attempts)
@@ -122,22 +127,23 @@ def watch_command(run_dir: Path, *, suite: Suite, limit: int | None, log_root: P
 @contextmanager
 def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: Path,
                    console: Console, interval: float = 60.0, options: Sequence[str] = ()
-                   ) -> Iterator[subprocess.Popen[bytes]]:
+                   ) -> Iterator[subprocess.Popen[str]]:
     """Score a training run's checkpoints as they are saved, without blocking it.
 
     While the block runs (the trainer), `score watch` runs in its own process group, its
-    output in `RUN_DIR/score-watch.log`. Afterwards it is stopped and one last `--once`
-    pass scores what the trainer saved last (and resumes a scoring the stop cut short:
-    eval-set skips finished work), in the foreground so its table is shown. A block that
-    raises (training failed) stops the watcher and skips the last pass.
+    output in `RUN_DIR/score-watch.log`, and it dies with this process
+    (`processes.spawn`). Afterwards it is stopped and one last `--once` pass scores what
+    the trainer saved last (and resumes a scoring the stop cut short: eval-set skips
+    finished work), in the foreground so its table is shown. A block that raises
+    (training failed) stops the watcher and skips the last pass.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     log_root = log_root.expanduser().resolve()
     argv = watch_command(run_dir, suite=suite, limit=limit, log_root=log_root,
                          interval=interval, options=options)
     with (run_dir / "score-watch.log").open("ab") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-                                start_new_session=True)
+        # gone with the trainer's process even when that is killed (it would watch forever)
+        proc = spawn(argv, cwd=REPO_ROOT, output=log, new_session=True)
     console.print(f"scoring checkpoints on `{suite}` as they are saved (pid {proc.pid}, "
                   f"log {escape(str(run_dir / 'score-watch.log'))}) into "
                   f"{escape(str(log_root))}")
@@ -146,8 +152,10 @@ def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: 
     finally:
         stop_process_group(proc)
     console.rule("scoring the checkpoints not scored during training")
+    # --wait: an eval-set of the stopped watcher may take a moment to exit (and free its
+    # results folder)
     last = watch_command(run_dir, suite=suite, limit=limit, log_root=log_root, once=True,
-                         options=options)
+                         options=[*options, "--wait"])
     code = subprocess.call(last, cwd=REPO_ROOT)
     if code != 0:
         again = " ".join(["envfactory", *last[3:]])

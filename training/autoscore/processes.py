@@ -1,0 +1,192 @@
+"""The processes of a scoring: children that never outlive it, and one scoring per results
+folder at a time.
+
+`kill -9` of `score run` used to leave its `inspect eval-set` running under PID 1, and a
+rerun then started a second eval-set on the same task in the same folder while the orphan
+ran (two logs for one task id, one of them left `started`). Both halves are closed here:
+
+- `spawn` starts a child that dies with its parent. On Linux the child asks the kernel for
+  SIGTERM when its parent dies (`prctl(PR_SET_PDEATHSIG)`): a few lines of Python
+  (`_DIE_WITH_PARENT`) make the call and then `exec` the command, so the setting carries
+  over to it. (A `preexec_fn` would run Python between fork and exec, which is not safe
+  while other threads run - the progress bars' refresh, the log poller.) The kernel sends
+  the signal when the *thread* that started the child ends; `score_checkpoint` waits for
+  its children on that thread, so the thread outlives them. Elsewhere (macOS, the BSDs) the
+  child runs under a lifeline (`training.autoscore.lifeline`) that holds the read end of a
+  pipe whose write end only the parent has: however the parent dies, the pipe reads end of
+  file and the lifeline stops the command's process group.
+- `FolderLock` holds an exclusive `flock` on `<results folder>/.envfactory-score.lock`,
+  whose content names the holder's pid and its eval-set's. The children inherit the lock,
+  so an eval-set that outlived its parent still holds it. A second scoring of the same
+  folder fails at once naming the pid, or waits for it (`wait`). The file stays when the
+  lock is released: removing it could let a waiter and a newcomer lock two different files.
+
+POSIX only (`fcntl`), as the rest of the scoring is.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from training.autoscore.suites import ScoreError
+
+__all__ = ["LOCK_FILE", "FolderBusy", "FolderLock", "spawn", "stop_process_group"]
+
+LOCK_FILE = ".envfactory-score.lock"
+"""The lock file in each results folder (`<log-dir>/<run_id>/<checkpoint>/<limit-N|all>/`)."""
+
+#: argv[1]: the parent's pid (a parent that died before the prctl is caught by the check);
+#: argv[2:]: the command. PR_SET_PDEATHSIG is 1 (linux/prctl.h).
+_DIE_WITH_PARENT = """\
+import ctypes, os, signal, sys
+if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0) != 0:
+    sys.exit(f"prctl(PR_SET_PDEATHSIG): {os.strerror(ctypes.get_errno())}")
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("the scoring that started this process has exited")
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def spawn(argv: Sequence[str], *, cwd: Path | None = None,
+          env: Mapping[str, str] | None = None, keep_fds: Sequence[int] = (),
+          output: int | IO[Any] = subprocess.PIPE, new_session: bool = False,
+          lifeline: bool | None = None) -> subprocess.Popen[str]:
+    """`argv` started dying with this process (see the module docstring), its stdout and
+    stderr together on `output` (a text pipe unless a file is given). `keep_fds` stay open
+    in it (the folder lock); `new_session`: in a process group of its own, for
+    `stop_process_group`. `lifeline` chooses the mechanism (default: the kernel's on
+    Linux, the lifeline elsewhere); under the lifeline its stdin is the pipe, so the
+    caller must leave `proc.stdin` open (no `communicate()`) until the child has exited."""
+    if lifeline is None:
+        lifeline = not sys.platform.startswith("linux")
+    if lifeline:
+        command = [sys.executable, "-m", "training.autoscore.lifeline", "--", *argv]
+        stdin: int = subprocess.PIPE  # the lifeline's; this process never writes to it
+    else:
+        command = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+        stdin = subprocess.DEVNULL
+    return subprocess.Popen(command, cwd=cwd, env=None if env is None else dict(env),
+                            stdin=stdin, stdout=output, stderr=subprocess.STDOUT, text=True,
+                            errors="replace", pass_fds=tuple(keep_fds),
+                            start_new_session=new_session)
+
+
+def stop_process_group(proc: subprocess.Popen[Any], grace: float = 30.0) -> None:
+    """Stop a process started with `start_new_session` and everything it started: SIGTERM
+    to its group, then SIGKILL if it has not exited within `grace` seconds."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class FolderBusy(ScoreError):
+    """Another scoring holds the results folder's lock."""
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+def _holder(path: Path) -> str:
+    """Who holds the lock, from what the holder wrote into the lock file."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # being rewritten this instant, or foreign
+        record = None
+    if not isinstance(record, dict):
+        return "another process"
+    pid, child = record.get("pid"), record.get("eval_set_pid")
+    if _alive(pid):
+        return f"pid {pid}" + (f" (its inspect eval-set: pid {child})" if _alive(child)
+                               else "")
+    if _alive(child):
+        return f"pid {child} (an inspect eval-set whose scoring, pid {pid}, has exited)"
+    return f"another process (the last holder, pid {pid}, has exited)"
+
+
+class FolderLock:
+    """An exclusive lock on one results folder for as long as the `with` block runs."""
+
+    def __init__(self, folder: Path, *, wait: bool = False,
+                 on_wait: Callable[[str], None] | None = None) -> None:
+        self.folder = folder
+        self.path = folder / LOCK_FILE
+        self.wait = wait
+        self.on_wait = on_wait
+        self._fd: int | None = None
+        self._record: dict[str, Any] = {}
+
+    @property
+    def fd(self) -> int:
+        """The locked file's descriptor (a child given it holds the lock too)."""
+        if self._fd is None:
+            raise RuntimeError("the folder lock is not held")
+        return self._fd
+
+    def __enter__(self) -> FolderLock:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(self.path)
+                if not self.wait:
+                    raise FolderBusy(
+                        f"{self.folder}: already being scored by {holder}; wait for it to "
+                        "finish (or stop it), or pass --wait to queue behind it") from None
+                if self.on_wait is not None:
+                    self.on_wait(f"waiting for {holder} to finish with {self.folder}")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._record = {"pid": os.getpid(), "eval_set_pid": None,
+                        "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        self._write()
+        return self
+
+    def note_child(self, pid: int) -> None:
+        """Record the eval-set now running (named when someone else finds the folder
+        locked)."""
+        self._record["eval_set_pid"] = pid
+        self._write()
+
+    def _write(self) -> None:
+        data = (json.dumps(self._record) + "\n").encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with the last descriptor of the file
+            self._fd = None
