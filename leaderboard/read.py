@@ -133,7 +133,10 @@ def row_of(log: EvalLog) -> tuple[str, dict[str, Any]]:
 
 def uses_defaults(log: EvalLog) -> bool:
     """Whether the log ran its task as shipped: no task option passed (`-T`), no `--limit`
-    and no `--sample-id` (epochs cannot tell: Inspect records them resolved either way)."""
+    and no `--sample-id` (epochs cannot tell: Inspect records them resolved either way).
+    An option passed at its default value (`score`'s `-T split=heldout`) counts as passed,
+    since a log does not record the default; such a run still matches the column when its
+    settings equal a default run's."""
     spec = log.eval
     return (not spec.task_args_passed and spec.config.limit is None
             and spec.config.sample_id is None)
