@@ -102,8 +102,8 @@ install-mcp-atlas: install
 	    "MCP-Atlas servers (filesystem, memory, code runner, ...) are not installed and" \
 	    "their tests skip; install Node.js >= 18 with npm to run them"
 	$(if $(MCP_ATLAS_DATA_DIR),MCP_ATLAS_DATA_DIR=$(MCP_ATLAS_DATA_DIR)) \
-	    envfactory mcp-atlas install || echo "install-mcp-atlas: servers not installed;" \
-	    "their tests skip"
+	    envfactory mcp-atlas install || echo "install-mcp-atlas: some servers not installed" \
+	    "(named above); their tests skip"
 
 # Debian's chromium (+ chromedriver) for the leaderboard page test, which drives it with
 # Playwright (`executable_path=/usr/bin/chromium`; never `playwright install`). Installed
