@@ -128,8 +128,10 @@ def judge_model(model: str | Model | None = None) -> Model:
         UnknownModelError, ModelUnavailableError: a model string Inspect cannot make.
     """
     if isinstance(model, str):
+        if (reason := unfit_judge(model)) is not None:  # before its provider asks for args
+            raise UnfitJudgeError(reason)
         with model_errors(JUDGE_ROLE, model):
-            return _fit(get_model(model))
+            return get_model(model)
     if model is not None:
         return _fit(model)
     if not model_roles().get(JUDGE_ROLE):

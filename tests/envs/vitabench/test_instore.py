@@ -17,14 +17,14 @@ Fixtures in `tests/data/vitabench/official/` were recorded with upstream 96f3b85
   upstream sends the agent.
 
 With the recorded tool objects and holiday table (`tools/`, `tables/`, the `vita_data`
-fixture) every check runs offline; deriving the tool objects needs a release source tree
-(`VITABENCH_SOURCE_DIR`), the feasibility run the shared task data.
+fixture) every check runs offline; deriving the tool objects needs the release's
+description tables (the shared copy or `VITABENCH_SOURCE_DIR`), the feasibility run the
+shared task data.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,12 @@ from envs.vitabench.instore import (
     InStoreEnvironment,
 )
 from envs.vitabench.release import Language
-from tests.shared_data import VITABENCH_DATA, needs_vitabench
+from tests.shared_data import (
+    VITABENCH_DATA,
+    VITABENCH_SOURCE,
+    needs_vitabench,
+    needs_vitabench_source,
+)
 
 OFFICIAL = Path(__file__).parents[2] / "data" / "vitabench" / "official"
 CALLS = json.loads((OFFICIAL / "instore_calls_en.json").read_text(encoding="utf-8"))
@@ -48,9 +53,6 @@ LANG: dict[str, Language] = {"english": "en", "chinese": "zh"}
 #: tools whose answer announces a new id (upstream's `assign_order_id` callers)
 CREATORS = {"create_instore_product_order", "instore_book", "instore_reservation"}
 NEW_ID = re.compile(r"OI[0-9a-f]{10}")
-SOURCE = os.environ.get("VITABENCH_SOURCE_DIR")
-needs_source = pytest.mark.skipif(
-    not SOURCE, reason="needs a VitaBench release source tree in VITABENCH_SOURCE_DIR")
 
 
 @pytest.fixture(autouse=True)
@@ -131,9 +133,11 @@ def test_tools_are_the_release_objects_with_upstream_write_flags() -> None:
         (OFFICIAL / "tools" / "instore_zh.json").read_text("utf-8"))
 
 
-@needs_source
+@needs_vitabench_source
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_tool_objects_derived_from_the_source_equal_upstreams(lang: str) -> None:
+def test_tool_objects_derived_from_the_source_equal_upstreams(
+        lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VITABENCH_SOURCE_DIR", str(VITABENCH_SOURCE))
     official = json.loads((OFFICIAL / "tools" / f"instore_{lang}.json").read_text("utf-8"))
     assert InStoreEnvironment.derive_tool_objects(lang) == official  # type: ignore[arg-type]
 

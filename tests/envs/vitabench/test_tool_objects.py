@@ -6,16 +6,16 @@ per set and language, `run._clear_global_state()`, the set's environment built w
 language (`get_cross_environment` for the cross set), `environment.get_tools()`, and what
 `llm_utils` sends, `[tool.openai_schema for tool in tools]`.
 
-Derivation from the release's description tables needs an extracted release tree in
-`VITABENCH_SOURCE_DIR` (`git -C <vitabench clone> archive 96f3b85 src | tar -x -C <dir>`);
-without one those tests skip.
+Derivation reads the release's description tables: the shared copy
+(`../shared/data/vitabench/source`, `tests.shared_data.VITABENCH_SOURCE`) or an extracted
+release tree in `VITABENCH_SOURCE_DIR` (`git -C <vitabench clone> archive 96f3b85 src |
+tar -x -C <dir>`); without either those tests skip.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,10 @@ from envs.vitabench.base import VitaEnvironment
 from envs.vitabench.delivery import DeliveryEnvironment
 from envs.vitabench.release import LANGUAGES, Language
 from tests.envs.vitabench.conftest import OFFICIAL
+from tests.shared_data import VITABENCH_SOURCE as SOURCE
+from tests.shared_data import needs_vitabench_source as needs_source
 
 SETS = ("delivery", "instore", "ota", "cross")
-SOURCE = Path(os.environ.get("VITABENCH_SOURCE_DIR", "/nonexistent"))
-needs_source = pytest.mark.skipif(
-    not (SOURCE / "src" / "vita").is_dir(),
-    reason="VITABENCH_SOURCE_DIR does not point at an extracted VitaBench 96f3b85 tree")
 
 
 def recorded(tool_set: str, language: str) -> list[dict[str, Any]]:
