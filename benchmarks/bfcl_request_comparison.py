@@ -450,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{report.verdicts_equal}/{report.entries}")
             if report.equivalent_encodings:
                 print(f"  equivalent encodings equated: {dict(report.equivalent_encodings)}")
-            if report.reasoning_items:
+            if any(report.reasoning_items.values()):
                 print(f"  reasoning items sent: {dict(report.reasoning_items)}")
             print(f"  prompt differences: {sum(report.prompt_differences.values())}")
             for pattern, n in report.prompt_differences.most_common():
