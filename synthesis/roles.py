@@ -30,4 +30,5 @@ def gold_player_problem(models: Mapping[str, Model], pipeline: str) -> str | Non
                       f"{', '.join(roles)}" for name, roles in bound.items())
     return (f"{named}: it only replays the gold a benchmark episode publishes, and "
             f"{pipeline} has none; give a model that generates (openai/<name> with "
-            "--model-arg base_url=..., vllm/<name>, or hf/<local path> offline)")
+            "--model-arg base_url=..., vllm/<name>, or hf/<local path> offline; "
+            "envfactory/script -M path=FILE for an offline plumbing check)")
