@@ -75,7 +75,8 @@ def unfit_judge(model: str | Model) -> str | None:
         return None
     return (f"{name} cannot judge: it plays an episode's gold or recorded messages, and a "
             f"judge call is not part of the episode; judge with an LLM (any Inspect model, "
-            f"e.g. openai/<name>, vllm/<name>, hf/<path>)")
+            f"e.g. openai/<name>, vllm/<name>, hf/<path>), or envfactory/script -M "
+            f"path=FILE for an offline plumbing check")
 
 
 def _one_line(message: object) -> str:

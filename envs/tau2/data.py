@@ -137,8 +137,8 @@ def lookup_hint() -> str:
         return (f"{_OVERRIDE}={configured} is used as is (nothing is downloaded): it must "
                 f"hold {_HINT}")
     return (f"τ² files are looked for in the cache {cache_dir()} ({_OVERRIDE} unset) and "
-            f"downloaded on first use; to pre-fetch, run once with network access or copy "
-            f"the files there")
+            f"downloaded on first use; pre-fetch them with network access: "
+            f"`envfactory data fetch tau2`")
 
 
 def version_info() -> dict[str, str]:

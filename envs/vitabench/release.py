@@ -137,7 +137,8 @@ class Release:
                           else f"{what} from the cache {root} ({variable} unset)")
         return (f"VitaBench {self.revision.name} reads {' and '.join(places)}; files not "
                 f"in the cache download on first use from {REPOSITORY} at "
-                f"{self.revision.commit[:7]} (run once with network access to pre-fetch)")
+                f"{self.revision.commit[:7]}; pre-fetch them with network access: "
+                f"`envfactory data fetch vitabench`")
 
     def local_status(self) -> ReleaseStatus:
         """Where data files are looked up, and which of the task files and prompt

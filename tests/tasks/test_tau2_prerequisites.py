@@ -41,7 +41,7 @@ def test_offline_the_task_fails_at_construction_naming_file_tag_and_remedy(
     assert "/sierra-research/tau2-bench/v0.2.1/data/tau2/domains/airline/" in message
     assert "set TAU2_DATA_DIR" in message
     assert str(offline / "tau2" / "v0.2.0") in message  # the cache it looked in
-    assert "pre-fetch" in message
+    assert message.endswith("pre-fetch them with network access: `envfactory data fetch tau2`")
 
 
 @needs_tau2

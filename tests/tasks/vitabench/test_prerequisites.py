@@ -48,7 +48,7 @@ def test_without_the_tool_tables_the_task_is_not_built(no_tables: dict[str, str]
     assert "set VITABENCH_SOURCE_DIR to an extracted release tree" in message
     assert (f"from the cache {no_tables['ENVFACTORY_CACHE']}/vitabench/2025-11 "
             "(VITABENCH_SOURCE_DIR unset)") in message
-    assert "pre-fetch" in message
+    assert "`envfactory data fetch vitabench`" in message
 
 
 @needs_vitabench
@@ -67,7 +67,8 @@ def test_inspect_eval_exits_non_zero_with_one_message(no_tables: dict[str, str],
     (wrapped,) = [p for p in output.split("\n\n") if p.strip()]
     message = wrapped.replace("\n", "")
     assert message.startswith("vitabench_delivery cannot start: ")
-    assert message.endswith("(run once with network access to pre-fetch)")
+    assert message.endswith("pre-fetch them with network access: "
+                            "`envfactory data fetch vitabench`")
     assert not (tmp_path / "logs").exists()  # no sample ran, no log was started
 
 
