@@ -41,6 +41,8 @@ __all__ = [
     "wrap_openai_chat_message",
     "wrap_openai_chat_tool_call_param",
     "wrap_openai_chat_tool_param",
+    "wrap_openai_responses_reasoning_item",
+    "wrap_openai_responses_request_options",
     "wrap_openai_responses_tool_call_items",
     "wrap_openai_responses_tool_param",
 ]
@@ -208,6 +210,25 @@ def wrap_openai_responses_tool_call_items(wrap: Wrapper) -> None:
     from inspect_ai.model import _openai_responses
 
     _wrap_once(_openai_responses, "_tool_call_items_from_assistant_message", wrap)
+
+
+def wrap_openai_responses_reasoning_item(wrap: Wrapper) -> None:
+    """`responses_reasoning_from_reasoning(content, replay_reasoning_text=False)`: one
+    `ContentReasoning` of an assistant message as a Responses API `reasoning` input item
+    (called by `_openai_input_items_from_chat_message_assistant`)."""
+    from inspect_ai.model import _openai_responses
+
+    _wrap_once(_openai_responses, "responses_reasoning_from_reasoning", wrap)
+
+
+def wrap_openai_responses_request_options(wrap: Wrapper) -> None:
+    """`completion_params_responses(model_name, *, model_info, config, ...)`: a Responses
+    request's options (`store`, `include`, `reasoning`, sampling), which
+    `generate_responses` builds for each request; `model_info.has_reasoning_options()`
+    decides whether `include` and `reasoning` are sent."""
+    from inspect_ai.model._providers import openai_responses
+
+    _wrap_once(openai_responses, "completion_params_responses", wrap)
 
 
 def wrap_openai_responses_tool_param(wrap: Wrapper) -> None:

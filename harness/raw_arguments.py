@@ -14,31 +14,34 @@ nothing is captured and callers fall back to Inspect's parse.
 The same strings can go back out: official harnesses that keep the provider's message
 in their history (BFCL's OpenAI handlers) re-send each tool call's arguments exactly as
 the model wrote them, malformed JSON included, where Inspect re-serialises its parse
-(`{}` for a call it could not parse), and a Chat Completions message's `content: null`
-(Inspect sends `""`). Inside `resend()` every captured string (and which assistant
-messages had null content, by Inspect message id) is remembered for the block, and
-Inspect's OpenAI serialisers (`openai_chat_message` / `openai_chat_tool_call_param` for
-Chat Completions and the OpenAI-compatible providers,
-`_tool_call_items_from_assistant_message` for the Responses API; Inspect internals,
-replaced through `harness.inspect_compat`) are wrapped once to send what was remembered
-for that tool call id or message id; calls and messages without a record, and everything outside
-`resend()`, go out as Inspect builds them.
+(`{}` for a call it could not parse), a Chat Completions message's `content: null`
+(Inspect sends `""`), and a Responses API reasoning item as it came (Inspect re-sends
+an encrypted one without its summary, and with `content: []`). Inside `resend()` every
+captured string, reasoning item (by its id) and which assistant messages had null
+content (by Inspect message id) is remembered for the block, and Inspect's OpenAI
+serialisers (`openai_chat_message` / `openai_chat_tool_call_param` for Chat Completions
+and the OpenAI-compatible providers, `_tool_call_items_from_assistant_message` and
+`responses_reasoning_from_reasoning` for the Responses API; Inspect internals, replaced
+through `harness.inspect_compat`) are wrapped once to send what was remembered for that
+tool call id, reasoning id or message id; calls, items and messages without a record,
+and everything outside `resend()`, go out as Inspect builds them.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, Model
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ContentReasoning, Model
 from inspect_ai.tool import ToolCall
 
 from harness import inspect_compat
 
-__all__ = ["Resent", "capture", "install", "parse_response", "resend"]
+__all__ = ["Resent", "capture", "install", "parse_reasoning", "parse_response", "resend"]
 
 #: tool call id -> raw argument string, for the model call in progress
 _capture: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_arguments",
@@ -47,11 +50,13 @@ _capture: ContextVar[dict[str, str] | None] = ContextVar("envfactory_raw_argumen
 
 @dataclass
 class Resent:
-    """What `resend()` remembered: raw argument strings by tool call id, and the ids of
-    the assistant messages whose Chat Completions message had `content: null`."""
+    """What `resend()` remembered: raw argument strings by tool call id, Responses
+    reasoning items by their id, and the ids of the assistant messages whose Chat
+    Completions message had `content: null`."""
 
     arguments: dict[str, str] = field(default_factory=dict)
     null_content: set[str] = field(default_factory=set)
+    reasoning: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: False: re-send only `content: null`; arguments go out re-serialised from the parse
     #: (`json.dumps`), as harnesses that keep parsed calls do (VitaBench)
     keep_arguments: bool = True
@@ -80,6 +85,7 @@ def _capturing(inner: Callable[..., Any]) -> Callable[..., Any]:
             if resent is not None:
                 if resent.keep_arguments:
                     resent.arguments.update(parsed)
+                    resent.reasoning.update(parse_reasoning(response))
                 message = getattr(result[0], "message", None)
                 if message is not None and message.id and _null_content(response):
                     resent.null_content.add(message.id)
@@ -118,6 +124,7 @@ def _install_serialisers() -> None:
     inspect_compat.wrap_openai_chat_message(_chat_message)
     inspect_compat.wrap_openai_chat_tool_call_param(_chat_tool_call_param)
     inspect_compat.wrap_openai_responses_tool_call_items(_responses_tool_call_items)
+    inspect_compat.wrap_openai_responses_reasoning_item(_responses_reasoning_item)
 
 
 def _chat_message(inner: Callable[..., Any]) -> Callable[..., Any]:
@@ -157,6 +164,18 @@ def _responses_tool_call_items(inner: Callable[..., Any]) -> Callable[..., Any]:
     return tool_call_items
 
 
+def _responses_reasoning_item(inner: Callable[..., Any]) -> Callable[..., Any]:
+    def responses_reasoning_from_reasoning(content: ContentReasoning, *args: Any,
+                                           **kwargs: Any) -> Any:
+        resent = _resend.get()
+        item = resent.reasoning.get(content.signature or "") if resent is not None else None
+        if item is not None:
+            return copy.deepcopy(item)
+        return inner(content, *args, **kwargs)
+
+    return responses_reasoning_from_reasoning
+
+
 def _null_content(response: Any) -> bool:
     """Whether a Chat Completions response's message came with `content: null`."""
     if not isinstance(response, dict):
@@ -166,6 +185,18 @@ def _null_content(response: Any) -> bool:
         return False
     message = choices[0].get("message")
     return isinstance(message, dict) and "content" in message and message["content"] is None
+
+
+def parse_reasoning(response: Any) -> dict[str, dict[str, Any]]:
+    """{reasoning item id: the item} from a Responses API body's output, without the
+    fields that are null (Inspect records the SDK's full dump, unset fields as null; the
+    official handler's SDK sends back only the fields the server set)."""
+    if not isinstance(response, dict):
+        return {}
+    return {item["id"]: {k: v for k, v in item.items() if v is not None}
+            for item in response.get("output") or []
+            if isinstance(item, dict) and item.get("type") == "reasoning"
+            and isinstance(item.get("id"), str)}
 
 
 def parse_response(response: Any) -> dict[str, str]:

@@ -70,6 +70,7 @@ from tasks._bfcl.common import (
     official_tools,
     select_categories,
 )
+from tasks._bfcl.reasoning_options import official_reasoning_options
 
 __all__ = [
     "CATEGORIES",
@@ -270,8 +271,9 @@ def bfcl_multi_turn_solver() -> Solver:
                           user=ScriptedUser(user_turns(meta, category)),
                           gold=ScriptPolicy(gold_script(meta["ground_truth"], classes)))
         # the official handlers keep the provider's message in their history: each call's
-        # arguments go back exactly as the model wrote them (malformed JSON included)
-        with raw_arguments.resend():
+        # arguments go back exactly as the model wrote them (malformed JSON included), each
+        # reasoning item as it came; and they ask every model for its reasoning
+        with raw_arguments.resend(), official_reasoning_options():
             await episode.run()
         if agent.history and agent.history[-1].role == "assistant":
             state.output = ModelOutput.from_message(agent.history[-1])

@@ -24,6 +24,8 @@ from inspect_ai.log import EvalLog, read_eval_log, read_eval_log_sample, write_e
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageUser,
+    ContentReasoning,
+    ContentText,
     GenerateConfig,
     ModelOutput,
     ModelUsage,
@@ -219,6 +221,37 @@ async def test_openai_responses_tool_call_items(monkeypatch: pytest.MonkeyPatch)
                                                              ASSISTANT])
     assert any(i.get("call_id") == "call_1" for i in items)  # type: ignore[union-attr]
     assert calls == ["_tool_call_items_from_assistant_message"]
+
+
+async def test_openai_responses_reasoning_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    fn = _original(_openai_responses, "responses_reasoning_from_reasoning",
+                   ["content", "replay_reasoning_text"])
+    calls = _spy(monkeypatch, _openai_responses, "responses_reasoning_from_reasoning", fn,
+                 compat.wrap_openai_responses_reasoning_item)
+    reasoning = ContentReasoning(reasoning="blob", redacted=True, signature="rs_1")
+    items = await _openai_responses.openai_responses_inputs([
+        ChatMessageUser(content="hi"),
+        ChatMessageAssistant(content=[reasoning, ContentText(text="ok")])])
+    assert any(i.get("encrypted_content") == "blob" for i in items)  # type: ignore[union-attr]
+    assert calls == ["responses_reasoning_from_reasoning"]
+
+
+async def test_openai_responses_request_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`generate_responses` builds each request's options through the module global."""
+    from inspect_ai.model._providers import openai_responses
+
+    from testkit.recording_server import RecordingServer, Reply
+
+    fn = _original(openai_responses, "completion_params_responses", ["model_name"])
+    assert "model_info" in inspect.signature(fn).parameters
+    calls = _spy(monkeypatch, openai_responses, "completion_params_responses", fn,
+                 compat.wrap_openai_responses_request_options)
+    with RecordingServer(lambda api, body: Reply(content="ok")) as server:
+        model = get_model("openai/gpt-4o", base_url=server.url, api_key="recording-server",
+                          responses_api=True)
+        assert (await model.generate("hi")).completion == "ok"
+    assert [r.api for r in server.requests] == ["responses"]
+    assert calls == ["completion_params_responses"]
 
 
 async def test_model_api_generate_is_what_model_generate_calls() -> None:

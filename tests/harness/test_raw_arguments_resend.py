@@ -84,3 +84,16 @@ async def test_outside_resend_inspect_serialises_as_before(
     arguments, _ = _history_calls("responses", await _second_request(
         monkeypatch, responses_api=True, resend=False))
     assert arguments == [MALFORMED, COMPACT]
+
+
+def test_a_reasoning_item_is_kept_as_the_server_set_it() -> None:
+    """Inspect records the SDK's full dump (unset fields as null); what goes back is what
+    the server sent, as the official handler's SDK sends it (`exclude_unset`)."""
+    from harness.raw_arguments import parse_reasoning
+
+    item = {"id": "rs_1", "type": "reasoning", "content": None, "status": None,
+            "summary": [{"type": "summary_text", "text": "Look first."}],
+            "encrypted_content": "blob"}
+    assert parse_reasoning({"output": [item, {"type": "message", "id": "msg_2"}]}) == {
+        "rs_1": {"id": "rs_1", "type": "reasoning", "encrypted_content": "blob",
+                 "summary": [{"type": "summary_text", "text": "Look first."}]}}

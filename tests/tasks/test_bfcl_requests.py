@@ -20,10 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: request options (not prompt) that still differ, and why they may
 ALLOWED_OPTIONS = {
     "chat": {"store", "tool_choice"},  # store: false not sent; tool_choice "auto" = default
-    # gpt-4o: Inspect sends `include: ["reasoning.encrypted_content"]` and `reasoning` only
-    # to the models it knows reason (o-series, gpt-5; test_reasoning_round_trip...), the
-    # official handler to every model; a model that does not reason has none to keep
-    "responses": {"include<length>", "reasoning"},
+    "responses": set(),  # store, include, reasoning: as the official handler sends them
 }
 #: a reasoning model bfcl-eval lists (handler: OpenAIResponsesHandler), and Inspect knows
 REASONING_MODEL = "o4-mini-2025-04-16-FC"
@@ -84,9 +81,22 @@ def test_reasoning_round_trip_on_the_responses_api_is_the_official_handlers(
     assert dict(report.reasoning_items) == {
         "official": 38, "official with encrypted content": 38,
         "ours": 38, "ours with encrypted content": 38}
-    # what is left: Inspect re-sends an encrypted reasoning item without its summary
-    # (`responses_reasoning_from_reasoning` keeps the summary of readable reasoning only)
-    assert dict(report.prompt_differences) == {"input[*].summary<length>": 38}
+    # Inspect alone would re-send an encrypted item without its summary (38 differences)
+    assert dict(report.prompt_differences) == {}
+
+
+@pytest.mark.slow
+def test_a_model_inspect_does_not_know_reasons_gets_the_reasoning_options_too(
+        tmp_path: Path) -> None:
+    """gpt-4o: the official handler asks it for reasoning as any model (Inspect, on its
+    own, sends `include: []` and no `reasoning` to a model it does not know reasons)."""
+    module = comparison()
+    cases = {"multi_turn_base_0": "gold"}
+    report = module.compare({i: keyword_form(i, gold_turns(i)) for i in cases}, cases,
+                            "responses", tmp_path, reasoning=True)
+    assert report.verdicts_equal == 1 and report.requests > 2
+    assert dict(report.option_differences) == {} == dict(report.prompt_differences)
+    assert report.reasoning_items["ours with encrypted content"] > 0
 
 
 def test_a_reasoning_reply_leads_the_responses_output() -> None:

@@ -12,6 +12,7 @@ from harness import raw_arguments
 from harness.episode import message_record
 from harness.gold import GoldMessage, Position, publish
 from tasks._bfcl.common import model_result, official_tools
+from tasks._bfcl.reasoning_options import official_reasoning_options
 from tasks._bfcl.singleturn.dataset import Entry
 from tasks._bfcl.singleturn.gold import gold_calls
 
@@ -38,7 +39,7 @@ def bfcl_singleturn_solver() -> Solver:
                 GoldMessage(calls=calls, text="" if calls else "Done."))
         tools = official_tools(entry.functions, entry.test_category)
         model = raw_arguments.install(get_model())
-        with raw_arguments.capture() as raw:
+        with raw_arguments.capture() as raw, official_reasoning_options():
             output = await model.generate(state.messages, tools=tools)
         state.output = output
         state.messages.append(output.message)
