@@ -38,7 +38,7 @@ from pydantic import Field, create_model
 
 from envs.vitabench.release import UPSTREAM_LANGUAGE, Language, release
 
-__all__ = ["DESCRIPTION_TABLES", "SOURCE_FILES", "TOOLKIT_SOURCE", "description_table",
+__all__ = ["DESCRIPTION_TABLES", "TOOLKIT_SOURCE", "description_table",
            "holiday_dates", "openai_tool_object", "release_json", "tool_docstring"]
 
 #: domain -> (release file, Chinese table, English table)
@@ -53,9 +53,6 @@ DESCRIPTION_TABLES: dict[str, tuple[str, str, str]] = {
             "TOOL_DESCRIPTIONS_ZH", "TOOL_DESCRIPTIONS_EN"),
 }
 TOOLKIT_SOURCE = "src/vita/environment/toolkit.py"
-#: every release source file read as data (what a pre-fetch needs besides the data files)
-SOURCE_FILES = (*dict.fromkeys(path for path, _, _ in DESCRIPTION_TABLES.values()),
-                TOOLKIT_SOURCE)
 
 
 def release_json(relative: str, derive: Callable[[], Any], revision: str) -> Any:
