@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from envfactory.cli.errors import CommandError
-from envfactory.cli.grade import run_grade
+from envfactory.cli.grade import judge_option, run_grade
 from envfactory.cli.options import (
     JudgeArgsOpt,
     JudgeBaseUrlOpt,
@@ -22,7 +22,6 @@ from envfactory.cli.options import (
     JudgeTemperatureOpt,
     LimitOpt,
     ResultsOpt,
-    judge_model,
     max_concurrency_option,
 )
 
@@ -113,7 +112,7 @@ def grade(
     line per input line, in order, with task_id, coverage, pass and per-claim verdicts."""
     from tasks._mcp_atlas.grade import grade_file
 
-    model = judge_model(judge, judge_base_url, judge_model_arg or [], judge_temperature)
+    model = judge_option(judge, judge_base_url, judge_model_arg or [], judge_temperature)
     run_grade(lambda on_result: grade_file(file, model, results, data_dir=data_dir,
                                            max_concurrent=max_concurrency, limit=limit,
                                            on_result=on_result),

@@ -80,10 +80,12 @@ async def grade_file(path: Path, judge: str | Model, out: Path | None = None, *,
     each result (and once at the start).
 
     Raises:
-        ValueError: a bad record, a task not in the dataset, or an `out` file that is not a
-            prefix of this input's results.
+        ValueError: no records, a bad record, a task not in the dataset, or an `out` file
+            that is not a prefix of this input's results.
     """
     records = read_responses(path)[:limit]
+    if not records:
+        raise ValueError(f"{path}: holds no response records to grade")
     claims_by_task = _claims_by_task(tasks, data_dir)
     unknown = [(line, r.task_id) for line, r in records if r.task_id not in claims_by_task]
     if unknown:
