@@ -26,8 +26,6 @@ caller allows them explicitly, which the manifest then records.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import random
@@ -45,6 +43,7 @@ from pydantic import BaseModel
 
 from envs.hashing import file_sha256
 from envs.jsonl import write_atomic
+from envs.locks import ExclusiveLock
 from envs.registry import BENCHMARK_PREFIXES, benchmark_of
 from harness.trajectory import Trajectory, read_jsonl
 from training.rl_export import rl_rows, tools_config
@@ -202,28 +201,19 @@ def _read(inputs: Sequence[Path], allow_benchmark_data: bool
 
 @contextmanager
 def output_lock(out: Path) -> Iterator[Path]:
-    """Hold the exclusive lock of output folder `out` (`.<name>.lock` beside it, holding
-    the holder's pid) for the block; raise `ExportLocked` at once when another process
-    holds it. The lock file stays (removing it would let a third process lock a new file
-    while the second still holds the old one); the kernel drops the lock with its holder."""
+    """Hold the exclusive lock of output folder `out` for the block: `.<name>.lock` beside
+    it (the folder itself is renamed into place, so the lock cannot live inside it),
+    through `envs.locks.ExclusiveLock`; raise `ExportLocked` at once, naming the holder's
+    pid, when another process holds it."""
     target = out.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.parent / f".{target.name}.lock"
-    with lock.open("a+", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            f.seek(0)
-            holder = f.read().strip() or "unknown"
-            raise ExportLocked(f"{out}: another export is writing it (pid {holder}, lock "
-                               f"{lock}); wait for it to finish or choose another "
-                               "--out-dir") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
+
+    def busy(record: dict[str, Any] | None) -> ExportLocked:
+        holder = (record or {}).get("pid", "unknown")
+        return ExportLocked(f"{out}: another export is writing it (pid {holder}, lock "
+                            f"{lock}); wait for it to finish or choose another --out-dir")
+
+    with ExclusiveLock(lock, busy=busy):
         yield lock
 
 

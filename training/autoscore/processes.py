@@ -15,29 +15,26 @@ ran (two logs for one task id, one of them left `started`). Both halves are clos
   child runs under a lifeline (`training.autoscore.lifeline`) that holds the read end of a
   pipe whose write end only the parent has: however the parent dies, the pipe reads end of
   file and the lifeline stops the command's process group.
-- `FolderLock` holds an exclusive `flock` on `<results folder>/.envfactory-score.lock`,
-  whose content names the holder's pid and its eval-set's. The children inherit the lock,
-  so an eval-set that outlived its parent still holds it. A second scoring of the same
-  folder fails at once naming the pid, or waits for it (`wait`). The file stays when the
-  lock is released: removing it could let a waiter and a newcomer lock two different files.
+- `FolderLock` holds the one lock-file mechanism (`envs.locks.ExclusiveLock`) on
+  `<results folder>/.envfactory-score.lock`, whose record names the holder's pid and its
+  eval-set's. The children inherit the lock, so an eval-set that outlived its parent still
+  holds it. A second scoring of the same folder fails at once naming the pid, or waits for
+  it (`wait`).
 
 POSIX only (`fcntl`), as the rest of the scoring is.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
+from envs.locks import ExclusiveLock, alive
 from training.autoscore.suites import ScoreError
 
 __all__ = ["LOCK_FILE", "FolderBusy", "FolderLock", "spawn", "stop_process_group"]
@@ -102,91 +99,45 @@ class FolderBusy(ScoreError):
     """Another scoring holds the results folder's lock."""
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: it exists
-        return True
-    return True
-
-
-def _holder(path: Path) -> str:
-    """Who holds the lock, from what the holder wrote into the lock file."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # being rewritten this instant, or foreign
-        record = None
-    if not isinstance(record, dict):
+def _holder(record: dict[str, Any] | None) -> str:
+    """Who holds the lock, from the record the holder wrote into the lock file."""
+    if record is None:  # being rewritten this instant, or foreign
         return "another process"
     pid, child = record.get("pid"), record.get("eval_set_pid")
-    if _alive(pid):
-        return f"pid {pid}" + (f" (its inspect eval-set: pid {child})" if _alive(child)
+    if alive(pid):
+        return f"pid {pid}" + (f" (its inspect eval-set: pid {child})" if alive(child)
                                else "")
-    if _alive(child):
+    if alive(child):
         return f"pid {child} (an inspect eval-set whose scoring, pid {pid}, has exited)"
     return f"another process (the last holder, pid {pid}, has exited)"
 
 
-class FolderLock:
-    """An exclusive lock on one results folder for as long as the `with` block runs."""
+class FolderLock(ExclusiveLock):
+    """An exclusive lock on one results folder for as long as the `with` block runs
+    (`envs.locks.ExclusiveLock` on `<folder>/LOCK_FILE`; its record also names the
+    eval-set, `note_child`)."""
 
     def __init__(self, folder: Path, *, wait: bool = False,
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.folder = folder
-        self.path = folder / LOCK_FILE
-        self.wait = wait
-        self.on_wait = on_wait
-        self._fd: int | None = None
-        self._record: dict[str, Any] = {}
 
-    @property
-    def fd(self) -> int:
-        """The locked file's descriptor (a child given it holds the lock too)."""
-        if self._fd is None:
-            raise RuntimeError("the folder lock is not held")
-        return self._fd
+        def busy(record: dict[str, Any] | None) -> FolderBusy:
+            return FolderBusy(f"{folder}: already being scored by {_holder(record)}; wait "
+                              "for it to finish (or stop it), or pass --wait to queue "
+                              "behind it")
+
+        def waiting(record: dict[str, Any] | None) -> None:
+            if on_wait is not None:
+                on_wait(f"waiting for {_holder(record)} to finish with {folder}")
+
+        super().__init__(folder / LOCK_FILE, busy=busy, wait=wait, on_wait=waiting)
 
     def __enter__(self) -> FolderLock:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(self.path)
-                if not self.wait:
-                    raise FolderBusy(
-                        f"{self.folder}: already being scored by {holder}; wait for it to "
-                        "finish (or stop it), or pass --wait to queue behind it") from None
-                if self.on_wait is not None:
-                    self.on_wait(f"waiting for {holder} to finish with {self.folder}")
-                fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-        self._record = {"pid": os.getpid(), "eval_set_pid": None,
-                        "since": datetime.now(UTC).isoformat(timespec="seconds")}
-        self._write()
+        super().__enter__()
+        self.update(eval_set_pid=None)
         return self
 
     def note_child(self, pid: int) -> None:
         """Record the eval-set now running (named when someone else finds the folder
         locked)."""
-        self._record["eval_set_pid"] = pid
-        self._write()
-
-    def _write(self) -> None:
-        data = (json.dumps(self._record) + "\n").encode()
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, data, 0)
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # the lock goes with the last descriptor of the file
-            self._fd = None
+        self.update(eval_set_pid=pid)
