@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envs.release_registry import DEMO
-from training.autoscore import ScoreResult, score_checkpoint
+from training.autoscore import OnProgress, ScoreResult, score_checkpoint
 from training.local_models import prepare_smollm2
 from training.provenance import read_provenance
 from training.sft import SftConfig, run_sft
@@ -76,8 +76,10 @@ def _calls_cell(result: ScoreResult, task: str) -> str:
 
 
 def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
-             console: Console | None = None) -> tuple[ScoreResult, ScoreResult]:
-    """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above."""
+             console: Console | None = None, on_progress: OnProgress | None = None,
+             ) -> tuple[ScoreResult, ScoreResult]:
+    """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above.
+    `on_progress(stage, done, total)` hears each scored task's samples as they finish."""
     console = console or Console()
     cache = (cache or DEMO.path()).expanduser().resolve()
     base = prepare_smollm2()
@@ -97,7 +99,7 @@ def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
         console.rule(f"scoring the {name} model")
         scores.append(score_checkpoint(model, suite="demo", limit=limit,
                                        max_tokens=max_tokens, log_root=cache / "scores",
-                                       console=console))
+                                       console=console, on_progress=on_progress))
     before, after = scores
     table = Table(title=f"SmolLM2-135M before and after SFT (demo suite, --limit {limit})")
     for column in ("task", "metric", "base", "tuned"):

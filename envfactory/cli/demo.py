@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from envfactory.cli.errors import CommandError
+from envfactory.cli.progress import stage_bars
 
 __all__ = ["demo"]
 
@@ -27,6 +28,8 @@ def demo(
 
     console = Console()
     try:
-        run_demo(cache, limit=limit, max_tokens=max_tokens, console=console)
+        with stage_bars(console) as on_progress:
+            run_demo(cache, limit=limit, max_tokens=max_tokens, console=console,
+                     on_progress=on_progress)
     except RuntimeError as e:  # a step of the demo failed (training, scoring)
         raise CommandError(str(e)) from None
