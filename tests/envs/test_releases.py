@@ -211,8 +211,10 @@ def test_the_benchmarks_keep_the_provenance_keys_their_logs_record(
 
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
-    assert list(tau2_data.version_info()) == ["tau2_release", "tau2_data_dir"]
+    assert list(tau2_data.version_info()) == ["tau2_release", "tau2_data_dir",
+                                              "tau2_split_release"]
     assert tau2_data.version_info()["tau2_release"] == "v0.2.0"
+    assert tau2_data.version_info()["tau2_split_release"] == "v0.2.1"  # split_tasks.json
     assert list(vitabench_release().provenance()) == [
         "vitabench_revision", "vitabench_commit", "vitabench_data", "vitabench_source"]
     assert list(mcp_atlas_release().provenance()) == [
