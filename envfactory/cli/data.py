@@ -15,6 +15,7 @@ objects τ² derives from its release's modules, the Hub dataset MCP-Atlas's tas
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -187,26 +188,44 @@ def _size(size: int | None) -> str:
     return f"{size / 1000:.1f} KB" if size < 1_000_000 else f"{size / 1_000_000:.1f} MB"
 
 
+def _repository(urls: Sequence[str]) -> str:
+    """What the files' base URLs share, up to a `/`: the repository they come from."""
+    common = os.path.commonprefix(list(urls))
+    return common[:common.rfind("/") + 1] if "/" in common else common
+
+
 def _list(benchmarks: Sequence[Benchmark]) -> None:
-    table = Table(title="benchmark data (ENVFACTORY_CACHE; nothing downloaded)")
-    for col in ("benchmark", "file", "from", "ref", "size", "cached"):
-        table.add_column(col, overflow="fold")
+    """One table per benchmark (a terminal of 80 columns shows each row on one line): its
+    files with the ref they are pinned to, the size where known and whether the cache
+    (or the override folder) has them; where they come from is the table's title."""
     for bench in benchmarks:
+        if not (bench.files or bench.derived or bench.hub):
+            console.print(f"[bold]{bench.name}[/bold]: " + "; ".join(bench.notes))
+            continue
+        urls = [f.url.removesuffix(f.relative) for _release, f in bench.files]
+        repository = _repository(urls)
+        title = f"{bench.name}" + (f": files from {repository}" if urls else "")
+        table = Table(title=title, title_justify="left", caption="; ".join(bench.notes)
+                      or None, caption_justify="left")
+        for col in ("file", "ref", "size", "cached"):
+            table.add_column(col, overflow="fold")
         for _release, f in bench.files:
             cached = (f"[green]yes[/green]{f' ({f.override})' if f.override else ''}"
                       if f.cached else
                       f"[red]no: {f.override} lacks it[/red]" if f.override else "no")
-            table.add_row(bench.name, f.relative, f.url, f.label, _size(f.size), cached)
+            pinned = f.url[len(repository):].split("/", 1)[0]  # the commit or tag fetched
+            ref = f.label if pinned == f.label else f"{f.label} @ {pinned[:7]}"
+            table.add_row(f.relative, ref, _size(f.size), cached)
         for d in bench.derived:
             there = d.local.is_file()
-            table.add_row(bench.name, d.label, d.source, "", _size(
+            table.add_row(f"{d.label} ({d.source})", "", _size(
                 d.local.stat().st_size if there else None), "yes" if there else "no")
         for h in bench.hub:
-            table.add_row(bench.name, "(Hub dataset)", h.url(), h.revision[:12], "-",
+            table.add_row(f"Hub dataset {h.repo_id}", h.revision[:12], "-",
                           "yes" if h.cached() else "no (needs the Hub)")
-        for note in bench.notes:
-            table.add_row(bench.name, f"[dim]{note}[/dim]", "", "", "", "")
-    console.print(table)
+        console.print(table)
+    console.print("[dim]ENVFACTORY_CACHE holds what is fetched; `envfactory data fetch "
+                  "[BENCH...]` fetches what is missing[/dim]")
 
 
 def _short(what: str, width: int = 44) -> str:
