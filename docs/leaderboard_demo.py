@@ -115,7 +115,7 @@ def main() -> int:
     if scores.is_dir():
         sources.append(str(scores))
     out = work / "out"
-    run(str(BIN / "envfactory"), "leaderboard", "build", *sources, "--out", str(out))
+    run(str(BIN / "envfactory"), "leaderboard", "build", *sources, "--out-dir", str(out))
     text = (out / "leaderboard.md").read_text()
     (DOCS / "leaderboard.md").write_text(text.replace(str(work) + "/", ""))
     from playwright.sync_api import sync_playwright
