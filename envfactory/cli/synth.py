@@ -123,15 +123,15 @@ def queries(
             bar.stop()
     if summary.excluded:
         console.print(f"left out {len(summary.excluded)} benchmark environments of the graph "
-                      f"(never training data): {', '.join(summary.excluded)}")
+                      f"(never training data): {', '.join(summary.excluded)}", soft_wrap=True)
     reasons = ", ".join(f"{k} {v}" for k, v in summary.rejected.items())
     console.print(f"{out_dir}: {summary.kept} kept, {summary.failed} failed"
                   f"{' (' + reasons + ')' if reasons else ''} ({summary.skipped} already "
-                  f"there, {summary.written} new)")
+                  f"there, {summary.written} new)", soft_wrap=True)
     if summary.failed and not summary.kept:
         raise CommandError(f"all {summary.failed} chains failed ({reasons}); the reasons "
                            f"are in {out_dir / REJECTIONS} (a rerun resumes and skips them; "
                            "remove that file to try them again)")
     if summary.failed:
         console.print(f"{summary.failed} of {summary.kept + summary.failed} chains failed; "
-                      f"reasons in {out_dir / REJECTIONS}")
+                      f"reasons in {out_dir / REJECTIONS}", soft_wrap=True)  # paths whole

@@ -46,10 +46,13 @@ def test_the_torch_line_names_the_cpu_index_on_linux(tmp_path: Path) -> None:
     torch = [line for line in _dry_run("install", python) if "torch==" in line]
     expected = (" --extra-index-url https://download.pytorch.org/whl/cpu"
                 if platform.system() == "Linux" else "")
-    assert [line.rstrip() for line in torch] == [f"{python} -m pip install torch==2.13.0"
-                                                 f"{expected}"]
+    # torch alone from the index, then its dependencies from PyPI
+    assert [line.rstrip() for line in torch] == [
+        f"{python} -m pip install --no-deps torch==2.13.0{expected}",
+        f"{python} -m pip install torch==2.13.0"]
     plain = [line for line in _dry_run("install", python, "TORCH_INDEX=") if "torch==" in line]
-    assert [line.rstrip() for line in plain] == [f"{python} -m pip install torch==2.13.0"]
+    assert [line.rstrip() for line in plain] == [f"{python} -m pip install --no-deps torch==2.13.0",
+                                                 f"{python} -m pip install torch==2.13.0"]
 
 
 def test_install_runs_once_per_environment_until_pyproject_changes(tmp_path: Path) -> None:
