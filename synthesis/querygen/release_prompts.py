@@ -1,0 +1,297 @@
+"""The EnvFactory release's QueryGen, graph and schema-generation prompts, read as data.
+
+The project rule is that model-facing text of a release is data read from the pinned
+release, never a copy in this repository (the release has no licence). Each prompt is a
+module-level string constant in one of the release's prompt modules; it is found by name
+with `ast` (the module is parsed, never executed or imported) from
+`envs.release_registry.ENVFACTORY.source_text`, which reads `ENVFACTORY_RELEASE_DIR` when
+set and the pinned commit's file otherwise.
+
+The release renders its prompts in three ways, and each differs on edge cases, so every
+prompt is rendered exactly the way the release's pipeline renders it:
+
+- ``format``: `str.format` with keyword arguments (``{{`` becomes ``{``; a value is inserted
+  once; a placeholder the call does not pass raises);
+- ``replace``: a chain of ``text.replace("{name}", value)`` in the release's order (braces
+  stay as they are, and a value holding a later placeholder is itself replaced);
+- ``verbatim``: used as written (an agent's fixed instructions).
+
+`USES` records, per prompt, how and with which variables the release's code renders it
+(`src/gen/query_gen/utils.py`, `query_gen_non_conv.py`, `query_gen_conv.py`,
+`src/graph/tool_graph.py`, `src/graph/tool_node.py`, `src/gen/mcp_schema_gen.py` at eff3b22);
+the render functions below take exactly those variables.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from envs.release_registry import ENVFACTORY
+
+__all__ = [
+    "GRAPH", "QUERYGEN", "SCHEMAGEN", "USES", "PromptUse", "ReleasePromptError",
+    "assistant", "build_tool_dependency", "end_conversation", "get_user_provided",
+    "interaction_rule1", "interaction_rule2", "module_constants", "query_generator",
+    "query_generator_solvability", "query_refiner", "render", "scenario_planner_system",
+    "scenario_planner_user", "schema_design_system", "schema_gen_system", "schema_gen_user",
+    "schema_generator_system", "schema_generator_user", "solution_selector_filter",
+    "solution_selector_system", "solution_selector_user", "step_selector", "text",
+    "user", "user_tools_classification", "user_verifier", "user_with_tools",
+]
+
+#: the release's prompt modules (paths in the repository)
+QUERYGEN = "src/gen/query_gen/prompts.py"
+GRAPH = "src/graph/prompts.py"
+SCHEMAGEN = "src/gen/prompts.py"
+
+How = Literal["verbatim", "format", "replace"]
+
+
+class ReleasePromptError(ValueError):
+    """A prompt the release's file does not define as a string, or a render call whose
+    variables are not the release's; the message names the file and the prompt."""
+
+
+@dataclass(frozen=True)
+class PromptUse:
+    """How the release's code renders one prompt."""
+
+    module: str
+    name: str
+    how: How
+    #: the variables the release passes, in the order its `replace` chain applies them
+    variables: tuple[str, ...] = ()
+
+
+def _uses(*uses: PromptUse) -> dict[str, PromptUse]:
+    return {u.name: u for u in uses}
+
+
+_CONTEXT = ("mcp_server_config", "mcp_server_tools", "scenario")
+
+#: every prompt a stage of the release's pipeline sends, by its name in the release
+USES: dict[str, PromptUse] = _uses(
+    # the planner (utils.get_planner_instruction; non_conv.prepare)
+    PromptUse(QUERYGEN, "ScenarioPlanner_System_Prompt", "verbatim"),
+    PromptUse(QUERYGEN, "ScenarioPlanner_System_Prompt_Split_Turn", "verbatim"),
+    PromptUse(QUERYGEN, "ScenarioPlanner_User_Prompt", "format", ("tool_call_trace",)),
+    # the schema generator (non_conv.schema_generate)
+    PromptUse(QUERYGEN, "SchemaGenerator_System_Prompt", "verbatim"),
+    PromptUse(QUERYGEN, "SchemaGenerator_User_Prompt", "format",
+              ("scenario", "generated_schemas", "schema")),
+    # the query generator and refiner (utils.get_generator/refiner_instruction)
+    PromptUse(QUERYGEN, "QueryGenerator_Solvability", "verbatim"),
+    PromptUse(QUERYGEN, "QueryGenerator_System_Prompt", "format",
+              (*_CONTEXT, "conversation", "solvability")),
+    PromptUse(QUERYGEN, "QueryRefiner_System_Prompt", "format",
+              (*_CONTEXT, "user_intent", "conversation")),
+    # the solver (utils.get_assistant_instruction)
+    PromptUse(QUERYGEN, "Interaction_Rule1", "verbatim"),
+    PromptUse(QUERYGEN, "Interaction_Rule2", "replace", ("user_tools",)),
+    PromptUse(QUERYGEN, "Assistant_Prompt", "replace",
+              ("interaction_rule1", "interaction_rule2", "conversation", "tools")),
+    # the conversation judge, the simulated user and its verifier (utils.get_*; conv)
+    PromptUse(QUERYGEN, "End_Conversation_Prompt", "format",
+              ("scenario", "user_intent", "conversation")),
+    PromptUse(QUERYGEN, "User_with_Tools_Prompt", "replace",
+              ("scenario", "user_intent", "conversation", "mcp_server_config",
+               "mcp_server_tools")),
+    PromptUse(QUERYGEN, "User_Prompt", "replace",
+              ("scenario", "user_intent", "conversation", "user_knowledge",
+               "mcp_server_config")),
+    PromptUse(QUERYGEN, "UserVerifier_Prompt", "format",
+              ("scenario", "mcp_server_config", "user_knowledge", "conversation")),
+    PromptUse(QUERYGEN, "User_Tools_Classification", "replace", ("tools",)),
+    # the selector and its two step passes (non_conv.select / filter / classify)
+    PromptUse(QUERYGEN, "SolutionSelector_System_Prompt", "verbatim"),
+    PromptUse(QUERYGEN, "SolutionSelector_User_Prompt", "format",
+              ("conversation", "solutions")),
+    PromptUse(QUERYGEN, "SolutionSelector_Filter_Prompt", "replace", ("trajectory",)),
+    PromptUse(QUERYGEN, "StepSelector_Prompt", "replace", ("trajectory",)),
+    # the graph passes (tool_node.batch_get_user_provided; tool_graph's LLM edge pass)
+    PromptUse(GRAPH, "Get_User_Provided_Prompt", "format", ("tool_context", "text")),
+    PromptUse(GRAPH, "Build_Tool_Dependency_Prompt", "format", ("tool_desc", "adjacency_map")),
+    # schema generation of environments (mcp_schema_gen)
+    PromptUse(SCHEMAGEN, "SchemaDesign_System_Prompt", "verbatim"),
+    PromptUse(SCHEMAGEN, "SchemaGen_System_Prompt", "verbatim"),
+    PromptUse(SCHEMAGEN, "SchemaGen_User_Prompt", "format", ("data_source_content",)),
+)
+
+
+@lru_cache(maxsize=8)
+def _constants(relative: str, source: str) -> dict[str, str]:
+    tree = ast.parse(source, filename=relative)
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            found[node.targets[0].id] = node.value.value
+    return found
+
+
+def module_constants(relative: str) -> dict[str, str]:
+    """Every module-level `NAME = "..."` string of the release file `relative`."""
+    return _constants(relative, ENVFACTORY.source_text(relative))
+
+
+def text(name: str) -> str:
+    """The release's prompt `name` as written in its module (before rendering)."""
+    use = _use(name)
+    constants = module_constants(use.module)
+    if name not in constants:
+        raise ReleasePromptError(f"{use.module}: no string constant {name}")
+    return constants[name]
+
+
+def _use(name: str) -> PromptUse:
+    if name not in USES:
+        raise ReleasePromptError(f"unknown release prompt {name!r}")
+    return USES[name]
+
+
+def render(name: str, **values: str) -> str:
+    """Prompt `name` rendered as the release renders it, from exactly its variables."""
+    use = _use(name)
+    if set(values) != set(use.variables):
+        raise ReleasePromptError(
+            f"{use.module}: {name} takes {', '.join(use.variables) or 'no variables'}; "
+            f"got {', '.join(sorted(values)) or 'none'}")
+    template = text(name)
+    if use.how == "format":
+        try:
+            return template.format(**values)
+        except KeyError as e:
+            raise ReleasePromptError(
+                f"{use.module}: {name} has placeholder {e} the release never passes "
+                "(its own .format call raises here)") from None
+    if use.how == "replace":
+        for variable in use.variables:
+            template = template.replace("{" + variable + "}", values[variable])
+    return template
+
+
+# --- one function per prompt, taking exactly the release's variables -------------------
+
+def scenario_planner_system(*, split_turns: bool = False) -> str:
+    return render("ScenarioPlanner_System_Prompt_Split_Turn" if split_turns
+                  else "ScenarioPlanner_System_Prompt")
+
+
+def scenario_planner_user(*, tool_call_trace: str) -> str:
+    return render("ScenarioPlanner_User_Prompt", tool_call_trace=tool_call_trace)
+
+
+def schema_generator_system() -> str:
+    return render("SchemaGenerator_System_Prompt")
+
+
+def schema_generator_user(*, scenario: str, generated_schemas: str, schema: str) -> str:
+    return render("SchemaGenerator_User_Prompt", scenario=scenario,
+                  generated_schemas=generated_schemas, schema=schema)
+
+
+def query_generator_solvability() -> str:
+    return render("QueryGenerator_Solvability")
+
+
+def query_generator(*, mcp_server_config: str, mcp_server_tools: str, scenario: str,
+                    conversation: str, solvability: str) -> str:
+    return render("QueryGenerator_System_Prompt", mcp_server_config=mcp_server_config,
+                  mcp_server_tools=mcp_server_tools, scenario=scenario,
+                  conversation=conversation, solvability=solvability)
+
+
+def query_refiner(*, mcp_server_config: str, mcp_server_tools: str, scenario: str,
+                  user_intent: str, conversation: str) -> str:
+    return render("QueryRefiner_System_Prompt", mcp_server_config=mcp_server_config,
+                  mcp_server_tools=mcp_server_tools, scenario=scenario,
+                  user_intent=user_intent, conversation=conversation)
+
+
+def interaction_rule1() -> str:
+    return render("Interaction_Rule1")
+
+
+def interaction_rule2(*, user_tools: str) -> str:
+    return render("Interaction_Rule2", user_tools=user_tools)
+
+
+def assistant(*, interaction_rule1: str, interaction_rule2: str, conversation: str,
+              tools: str) -> str:
+    return render("Assistant_Prompt", interaction_rule1=interaction_rule1,
+                  interaction_rule2=interaction_rule2, conversation=conversation, tools=tools)
+
+
+def end_conversation(*, scenario: str, user_intent: str, conversation: str) -> str:
+    return render("End_Conversation_Prompt", scenario=scenario, user_intent=user_intent,
+                  conversation=conversation)
+
+
+def user_with_tools(*, scenario: str, user_intent: str, conversation: str,
+                    mcp_server_config: str, mcp_server_tools: str) -> str:
+    return render("User_with_Tools_Prompt", scenario=scenario, user_intent=user_intent,
+                  conversation=conversation, mcp_server_config=mcp_server_config,
+                  mcp_server_tools=mcp_server_tools)
+
+
+def user(*, scenario: str, user_intent: str, conversation: str, user_knowledge: str,
+         mcp_server_config: str) -> str:
+    return render("User_Prompt", scenario=scenario, user_intent=user_intent,
+                  conversation=conversation, user_knowledge=user_knowledge,
+                  mcp_server_config=mcp_server_config)
+
+
+def user_verifier(*, scenario: str, mcp_server_config: str, user_knowledge: str,
+                  conversation: str) -> str:
+    """Raises `ReleasePromptError` on the release's file: its template has a `{query}` the
+    release's `.format` call does not pass (verification is off in every preset)."""
+    return render("UserVerifier_Prompt", scenario=scenario,
+                  mcp_server_config=mcp_server_config, user_knowledge=user_knowledge,
+                  conversation=conversation)
+
+
+def user_tools_classification(*, tools: str) -> str:
+    return render("User_Tools_Classification", tools=tools)
+
+
+def solution_selector_system() -> str:
+    return render("SolutionSelector_System_Prompt")
+
+
+def solution_selector_user(*, conversation: str, solutions: str) -> str:
+    return render("SolutionSelector_User_Prompt", conversation=conversation,
+                  solutions=solutions)
+
+
+def solution_selector_filter(*, trajectory: str) -> str:
+    return render("SolutionSelector_Filter_Prompt", trajectory=trajectory)
+
+
+def step_selector(*, trajectory: str) -> str:
+    return render("StepSelector_Prompt", trajectory=trajectory)
+
+
+def get_user_provided(*, tool_context: str, text: str) -> str:
+    return render("Get_User_Provided_Prompt", tool_context=tool_context, text=text)
+
+
+def build_tool_dependency(*, tool_desc: str, adjacency_map: str) -> str:
+    """`adjacency_map` as the release inserts it: `str()` of its dict."""
+    return render("Build_Tool_Dependency_Prompt", tool_desc=tool_desc,
+                  adjacency_map=adjacency_map)
+
+
+def schema_design_system() -> str:
+    return render("SchemaDesign_System_Prompt")
+
+
+def schema_gen_system() -> str:
+    return render("SchemaGen_System_Prompt")
+
+
+def schema_gen_user(*, data_source_content: str) -> str:
+    return render("SchemaGen_User_Prompt", data_source_content=data_source_content)
