@@ -33,6 +33,7 @@ false links at the same recall, so thresholds in 0.76-0.78 are defensible.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -45,7 +46,7 @@ from pydantic import BaseModel
 
 from envs.base import ToolSpec
 from envs.jsonl import write_atomic
-from envs.names import qualify
+from envs.names import RELEASE_PREFIX, qualify
 from envs.schemas import ref_target
 from synthesis.embedders import Embedder
 
@@ -57,11 +58,13 @@ __all__ = [
     "ToolGraph",
     "build_graph",
     "calibrate_threshold",
+    "declared_output_schema",
     "flatten_schema",
     "relation_counts",
     "specs_from_envfactory_dir",
     "specs_from_metadata_dir",
     "specs_from_registry",
+    "with_declared_outputs",
     "timed_build",
 ]
 
@@ -173,10 +176,14 @@ def embedding_text(name: str, type_: str, description: str) -> str:
 
 
 def specs_from_registry(names: Iterable[str]) -> dict[str, list[ToolSpec]]:
-    """Our registered environments (pool, τ², BFCL adapters, `module:Class`) by name."""
+    """Our registered environments (pool, τ², BFCL adapters, release servers,
+    `module:Class`) by name. A release server (`release/<Name>`) is imported and its tools
+    carry the result schemas their docstrings declare (`with_declared_outputs`)."""
     from envs import registry
 
-    return {name: registry.get(name).specs() for name in names}
+    return {name: with_declared_outputs(registry.get(name).specs())
+            if name.startswith(RELEASE_PREFIX) else registry.get(name).specs()
+            for name in names}
 
 
 def specs_from_metadata_dir(directory: Path) -> dict[str, list[ToolSpec]]:
@@ -197,7 +204,78 @@ def specs_from_envfactory_dir(directory: Path) -> dict[str, list[ToolSpec]]:
     """Imported EnvFactory-format server files (`envs.envfactory_format`), by server name."""
     from envs.envfactory_format import load_directory
 
-    return {name: factory().tools() for name, factory in load_directory(Path(directory)).items()}
+    return {name: with_declared_outputs(factory().tools())
+            for name, factory in load_directory(Path(directory)).items()}
+
+
+# An EnvFactory-format server's wrappers return a bare `dict` (721 of the release's 829
+# annotated wrappers), so FastMCP derives no result schema; what a server says it returns
+# is its Google-style docstring's `Returns:` section, one `name (type): description` line
+# per field (577 of the release's 673 tools have one). That section is part of the tool
+# description an MCP client is shown, so it is the executable server's own declaration.
+_SECTION = re.compile(r"(Args|Arguments|Parameters|Returns?|Raises|Yields|Examples?|Notes?"
+                      r"|Properties):")
+_FIELD = re.compile(r"(?:[-*]\s+)?([A-Za-z_][\w.]*)\s*(?:\(([^)]*)\))?\s*:\s*(.*)")
+_PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+             "list": "array", "tuple": "array", "set": "array", "dict": "object",
+             "none": "null"}
+
+
+def _json_type(annotation: str) -> str | None:
+    """JSON type of a docstring's `(type)`: `str`, `List[dict]`, `Optional[int]`,
+    `int, optional`; None for a type JSON does not name (a model class)."""
+    text = annotation.strip().lower().split(",")[0].strip()
+    text = re.sub(r"^optional\[(.*)\]$", r"\1", text)
+    return _PY_TYPES.get(re.split(r"[\[|\s]", text, maxsplit=1)[0])
+
+
+def declared_output_schema(description: str) -> dict[str, Any] | None:
+    """The result schema a tool's docstring declares: an object whose properties are the
+    `Returns:` section's `name (type): description` lines (a line that is none continues
+    the previous description), or, when the section names no field, `{"description":
+    text}` (one `result` parameter in the graph); None without a `Returns:` section."""
+    lines = description.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if re.fullmatch(r"Returns?:", line.strip())), None)
+    if start is None:
+        return None
+    properties: dict[str, dict[str, Any]] = {}
+    loose: list[str] = []
+    last: dict[str, Any] | None = None
+    for line in lines[start + 1:]:
+        text = line.strip()
+        if not text:
+            continue
+        if _SECTION.fullmatch(text):
+            if text == "Properties:":  # a sub-heading some servers write before the fields
+                continue
+            break
+        field = _FIELD.fullmatch(text)
+        if field and (field.group(2) is not None or field.group(3)):
+            name, kind, about = field.groups()
+            prop: dict[str, Any] = {"description": about.strip()}
+            json_type = _json_type(kind) if kind is not None else None
+            if json_type:
+                prop["type"] = json_type
+            properties[name] = last = prop
+        elif last is not None:
+            last["description"] = f"{last['description']} {text}".strip()
+        else:
+            loose.append(text)
+    if properties:
+        return {"type": "object", "properties": properties}
+    return {"description": " ".join(loose)} if loose else None
+
+
+def with_declared_outputs(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
+    """`specs` with `output_schema` filled from the docstring where the tool has none."""
+    out = []
+    for spec in specs:
+        declared = None if spec.output_schema is not None else declared_output_schema(
+            spec.description)
+        out.append(spec if declared is None
+                   else spec.model_copy(update={"output_schema": declared}))
+    return out
 
 
 # -- the graph ------------------------------------------------------------------------
@@ -462,9 +540,10 @@ def build_graph(sources: Mapping[str, Sequence[ToolSpec]], embedder: Embedder, *
 
 
 def timed_build(sources: Mapping[str, Sequence[ToolSpec]], embedder: Embedder, *,
-                threshold: float | None = None) -> tuple[ToolGraph, BuildTiming]:
+                threshold: float | None = None, progress: Progress | None = None
+                ) -> tuple[ToolGraph, BuildTiming]:
     """`build_graph` plus wall-clock seconds per phase (nodes, embedding, matching)."""
-    return _build(sources, embedder, threshold, None)
+    return _build(sources, embedder, threshold, progress)
 
 
 def relation_counts(graph: ToolGraph, thresholds: Sequence[float]) -> dict[float, tuple[int, int]]:

@@ -4,6 +4,7 @@ refine the tool graph from the command line (registered on `synth_app` by `synth
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -81,6 +82,31 @@ def _registry_sources(names: list[str], console: Console) -> dict[str, list[Tool
         "(`envfactory env list` describes them)", param_hint="--envs")
 
 
+def _expand_release(names: list[str], console: Console) -> list[str]:
+    """`release` -> `envs.release_envs.release_set()`: the release servers `envgen verify`
+    passed, or every listable one when nothing is recorded (said on the console)."""
+    if "release" not in names:
+        return names
+    from envs import release_envs
+
+    try:
+        chosen = release_envs.release_set()
+        recorded = release_envs.verified_names()
+    except release_envs.ReleaseEnvError as e:
+        raise typer.BadParameter(str(e), param_hint="--envs") from None
+    if not chosen and release_envs.release_root() is None:
+        from envs.release_registry import ENVFACTORY
+
+        raise typer.BadParameter(f"'release': no EnvFactory release here; set "
+                                 f"{ENVFACTORY.override} to {ENVFACTORY.override_hint}",
+                                 param_hint="--envs")
+    which = ("no `envgen verify` record, so every listable one"
+             if recorded is None else "those `envgen verify` passed")
+    console.print(f"release: {len(chosen)} environments ({which})")
+    expanded = [n for n in names if n != "release"]
+    return expanded + [n for n in chosen if n not in expanded]
+
+
 def _embedder(spec: str, threshold: float | None) -> Embedder:
     """The `--embedder` (nothing loads until the first text is embedded)."""
     try:
@@ -102,7 +128,8 @@ def _print_stats(stats: tg.GraphStats, threshold: float, embedder: str,
     table = Table(title=f"Tool graph ({escape(embedder)}, threshold {threshold:g})")
     table.add_column("figure")
     table.add_column("count", justify="right")
-    rows = [("environments", stats.environments), ("tools", stats.tools),
+    rows = [("environments", stats.environments), ("nodes", stats.tools + stats.params),
+            ("tools", stats.tools),
             ("parameters (in / out)", f"{stats.params} ({stats.input_params} / "
                                       f"{stats.output_params})"),
             ("edges", stats.edges),
@@ -118,7 +145,9 @@ def _print_stats(stats: tg.GraphStats, threshold: float, embedder: str,
 def graph(
     envs: Annotated[list[str] | None, typer.Option(
         "--envs", help="Registered environments (repeat or comma-separate); 'all' = every "
-                       "one whose schemas load.")] = None,
+                       "one whose schemas load; 'release' = the EnvFactory release's servers "
+                       "`envgen verify` passed (all of them when nothing is recorded).")
+    ] = None,
     metadata: Annotated[Path | None, typer.Option(
         help="Directory of EnvFactory *_metadata.json files.")] = None,
     servers: Annotated[Path | None, typer.Option(
@@ -143,7 +172,9 @@ def graph(
                                  "passes); pass --overwrite to replace it, or another "
                                  "--out-dir", param_hint="--out-dir")
     emb = _embedder(embedder, threshold)
-    names = [n.strip() for item in envs or [] for n in item.split(",") if n.strip()]
+    names = _expand_release(
+        [n.strip() for item in envs or [] for n in item.split(",") if n.strip()], console)
+    started = time.perf_counter()
     sources: dict[str, list[ToolSpec]] = {}
     if names:
         sources.update(_registry_sources(names, console))
@@ -163,11 +194,17 @@ def graph(
                 tasks[stage] = bar.add_task(label, total=total)
             bar.update(tasks[stage], completed=done)
 
-        built = tg.build_graph(sources, emb, progress=progress)
+        loaded_s = time.perf_counter() - started
+        built, timing = tg.timed_build(sources, emb, progress=progress)
     path = built.save(out_dir / "graph.json")
     stats = built.stats()
-    write_atomic(out_dir / "stats.json", json.dumps(stats.model_dump(), indent=1) + "\n")
+    write_atomic(out_dir / "stats.json", json.dumps(
+        {**stats.model_dump(), "timing": {"sources_s": round(loaded_s, 3),
+                                          **timing.model_dump()}}, indent=1) + "\n")
     _print_stats(stats, float(built.g.graph["threshold"]), emb.name, console)
+    console.print(f"build time: {loaded_s + timing.total_s:.2f} s (sources {loaded_s:.2f} s, "
+                  f"nodes {timing.nodes_s:.2f} s, embedding {timing.embed_s:.2f} s, "
+                  f"matching {timing.match_s:.2f} s)")
     console.print(f"wrote {escape(str(path))}")
 
 
