@@ -28,8 +28,9 @@ from typing import Any
 
 from envs.releases import PinnedRelease
 
-__all__ = ["DOMAINS", "FILES", "GUIDELINES", "RELEASE", "RELEASE_COMMIT", "REPOSITORY",
-           "SPLITS", "SPLIT_RELEASE", "TAU2", "cache_dir", "check_domain", "data_dir",
+__all__ = ["CONFIG_SOURCE", "DOMAINS", "FILES", "GUIDELINES", "NL_ASSERTIONS_SOURCE", "RELEASE",
+           "RELEASE_COMMIT", "REPOSITORY", "SPLITS", "SPLIT_RELEASE", "TAU2", "cache_dir",
+           "check_domain", "data_dir",
            "gc_paused", "load_db", "load_split", "load_tasks", "lookup_hint", "read_text",
            "release_of",
            "version_info"]
@@ -51,6 +52,10 @@ FILES = {
 #: the domains of the release, as `tau2_<domain>` tasks and grade records name them
 DOMAINS = tuple(FILES)
 GUIDELINES = ["simulation_guidelines.md", "simulation_guidelines_tools.md"]
+#: repository files the NL-assertion judge reads as data (`tasks._tau2.nl_assertions`):
+#: its prompt and message rendering, and its sampling arguments
+NL_ASSERTIONS_SOURCE = "src/tau2/evaluator/evaluator_nl_assertions.py"
+CONFIG_SOURCE = "src/tau2/config.py"
 _OVERRIDE = "TAU2_DATA_DIR"
 _HINT = (f"a local copy of upstream's data/tau2 ({RELEASE}'s files, with "
          f"domains/*/split_tasks.json from {SPLIT_RELEASE})")

@@ -16,31 +16,25 @@ from harness.judge import judge_json, judge_model
 from harness.metrics import pass_k_metrics
 from harness.trajectory import Message
 from tasks._tau2.evaluator import Judge, evaluate
+from tasks._tau2.nl_assertions import nl_assertion_prompt
 
 __all__ = ["SIMULATION_FAILED", "model_judge", "tau2_scorer"]
 
 #: how a live episode ends where upstream v0.2.0's simulation raises instead
 SIMULATION_FAILED = {Termination.AGENT_ERROR, Termination.USER_ERROR}
 
-JUDGE_SYSTEM = (
-    "You grade a customer-service conversation against expected outcomes. For each "
-    "expected outcome decide from the transcript alone whether the conversation meets it. "
-    'Answer with JSON only: {"results": [{"expectedOutcome": str, "reasoning": str, '
-    '"metExpectation": bool}, ...]} with one entry per expected outcome, in order.'
-)
-
 
 def model_judge(model: Model | str | None = None) -> Judge:
     """NL assertions judged by `model` (default: the `judge` model role, which must be
-    set: a missing judge is an error, never the model under test). The judge sees
-    `role: content` lines, tool messages included, as upstream's does."""
+    set: a missing judge is an error, never the model under test), sent upstream's
+    request (`tasks._tau2.nl_assertions`: its system prompt, every message as `role:
+    content`, the assertion list, its temperature)."""
 
     async def judge(messages: list[Message], assertions: list[str]) -> list[dict[str, Any]]:
-        transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
-        prompt = (f"Transcript:\n{transcript}\n\nExpected outcomes:\n"
-                  + "\n".join(f"- {a}" for a in assertions))
-        answer = await judge_json(judge_model(model), JUDGE_SYSTEM, prompt,
-                                  GenerateConfig(temperature=0.0))
+        prompt = nl_assertion_prompt()
+        answer = await judge_json(judge_model(model), prompt.system,
+                                  prompt.render(messages, assertions),
+                                  GenerateConfig(temperature=prompt.temperature))
         results = answer.get("results") if isinstance(answer, dict) else None
         return list(results) if isinstance(results, list) else []
 
