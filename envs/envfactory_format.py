@@ -76,8 +76,11 @@ def _find(module: ModuleType, path: Path) -> tuple[Any, Any]:
 class EnvFactoryFormatEnvironment(SnapshotEnvironment):
     """One isolated instance of an EnvFactory-format tool server file."""
 
-    def __init__(self, path: Path, scenario: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, path: Path, scenario: Mapping[str, Any] | None = None, *,
+                 name: str | None = None) -> None:
         self.path = Path(path)
+        #: the catalogue's name for it (`release/Calendar`) when that is not the server's own
+        self._registry_name = name
         self.module = _load_module(self.path)
         server, self.api = _find(self.module, self.path)
         self.server_name = str(server.name)
@@ -88,7 +91,7 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
 
     @property
     def name(self) -> str:  # type: ignore[override]  # per file, not per class
-        return self.server_name
+        return self._registry_name or self.server_name
 
     def tools(self) -> list[ToolSpec]:
         specs = []

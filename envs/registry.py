@@ -14,6 +14,7 @@ from typing import Any
 from envs.base import Environment, ToolSpec
 from envs.bfcl import package
 from envs.bfcl.environment import BfclEnvironment
+from envs.names import RELEASE_PREFIX
 
 __all__ = ["BENCHMARK_PREFIXES", "EnvEntry", "all_entries", "benchmark_of", "create", "get"]
 
@@ -105,9 +106,55 @@ def _generated_entries() -> list[EnvEntry]:
     ]
 
 
+def _release_entry(entry: Any, scenario: str | None = None) -> EnvEntry:
+    """`release/<Name>` (or `release/<Name>@<scenario>`) of an `envs.release_envs.ReleaseEnv`.
+    Its factory imports the server (each call a fresh module, so a fresh world); its specs
+    come from one instance made on first use and kept (the schemas never change)."""
+    from envs.release_envs import RELEASE_SOURCE, create_release
+
+    spec = entry.qualified + (f"@{scenario}" if scenario else "")
+    specs: list[list[ToolSpec]] = []
+
+    def tool_specs() -> list[ToolSpec]:
+        if not specs:
+            specs.append(create_release(entry.qualified, entry.server.parents[2]).tools())
+        return list(specs[0])
+
+    return EnvEntry(name=spec, source=RELEASE_SOURCE, description=entry.description(),
+                    factory=lambda: create_release(spec, entry.server.parents[2]),
+                    specs=tool_specs)
+
+
+def _release_entries() -> list[EnvEntry]:
+    """The EnvFactory release's servers (`envs.release_envs`), when a release root is
+    here; listing imports none of them."""
+    from envs.release_envs import list_release
+
+    return [_release_entry(e) for e in list_release()]
+
+
 def all_entries() -> list[EnvEntry]:
-    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries() + _generated_entries(),
-                  key=lambda e: e.name)
+    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries() + _generated_entries()
+                  + _release_entries(), key=lambda e: e.name)
+
+
+def _get_release(name: str) -> EnvEntry:
+    """`release/<Name>[@<scenario>]`, found without listing anything else. The scenario
+    is checked here (it exists, it is a starting state), so a bad name fails now."""
+    from envs.release_envs import ReleaseEnvError, get_release, split_spec
+
+    stem, scenario = split_spec(name)
+    try:
+        entry = get_release(stem)
+        if entry.problem:
+            raise ReleaseEnvError(entry.problem)
+        if scenario is not None and not entry.scenario(scenario).startable:
+            raise ReleaseEnvError(
+                f"{entry.checkpoint}: scenario {scenario!r} expects a validation error; "
+                "it is not a starting state")
+    except ReleaseEnvError as e:
+        raise KeyError(f"environment {name!r} cannot be loaded: {e}") from e
+    return _release_entry(entry, scenario)
 
 
 def _import_entry(spec: str) -> EnvEntry:
@@ -133,6 +180,8 @@ def get(name: str) -> EnvEntry:
     """A registered environment by name, or `module:Class` for any Environment subclass."""
     if ":" in name:
         return _import_entry(name)
+    if name.startswith(RELEASE_PREFIX):
+        return _get_release(name)
     entries = {e.name: e for e in all_entries()}
     if name not in entries:
         raise KeyError(

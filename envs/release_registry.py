@@ -16,7 +16,7 @@ from envs.vitabench.release import REVISIONS, Release
 __all__ = ["BENCH_VENVS", "BFCL_PROJECT_ROOT", "DEMO", "EMBEDDINGS", "ENVFACTORY",
            "ENVGEN_INDEX", "GENERATED_ENVS", "GENERATED_ENVS_VAR", "LOCAL_MODELS", "MCP_ATLAS",
            "MCP_ATLAS_DATA_FILES", "MCP_ATLAS_ENVIRONMENT", "MCP_ATLAS_SERVERS",
-           "MCP_ATLAS_TEMPLATE", "registered_releases"]
+           "MCP_ATLAS_TEMPLATE", "RELEASE_VERIFY", "registered_releases"]
 
 #: where upstream keeps MCP-Atlas's agent environment files
 MCP_ATLAS_ENVIRONMENT = "services/agent-environment"
@@ -58,8 +58,9 @@ MCP_ATLAS = PinnedRelease(
 
 #: the EnvFactory paper's release (LARK-AI-Lab/EnvFactory at eff3b22): its environments
 #: (`envs/tools/*.py` single-file servers, `envs/intermediate/*_checkpoint.json` starting
-#: scenarios and verdicts, `envs/metadata/*.json`) are whole folders, so they need a local
-#: release root; the prompt modules and dataset writer are single files read as data.
+#: scenarios and verdicts, `envs/metadata/*.json`) are whole folders, fetched together from
+#: the commit's archive on first use (or read from a local release root); the prompt
+#: modules and dataset writer are single files read as data.
 #: Its provenance keys avoid the `envfactory_` prefix, which logs reserve for a scored
 #: checkpoint's provenance (`leaderboard.read.PROVENANCE_PREFIX`).
 ENVFACTORY = PinnedRelease(
@@ -67,7 +68,7 @@ ENVFACTORY = PinnedRelease(
     files=("src/gen/query_gen/prompts.py", "src/gen/query_gen/preset_config.py",
            "src/graph/prompts.py", "src/gen/env_gen/prompts.py", "src/gen/prompts.py",
            "src/utils/data_process.py"),
-    folders=("envs/tools", "envs/intermediate", "envs/metadata"),
+    folders=("envs/tools", "envs/intermediate", "envs/metadata"), archive=True,
     override="ENVFACTORY_RELEASE_DIR",
     override_hint="a checkout of LARK-AI-Lab/EnvFactory at eff3b22 (the folder holding envs/)",
     source_override="ENVFACTORY_RELEASE_DIR",
@@ -75,6 +76,10 @@ ENVFACTORY = PinnedRelease(
     required="envs", cache=("envfactory_release", "eff3b22"),
     record=(("upstream_envfactory_commit", "ref"), ("upstream_envfactory_dir", "data")))
 
+#: what `envfactory envgen verify` recorded about the release's environments
+#: (`summary.json` there; `envs.release_envs.verified_names` reads it)
+RELEASE_VERIFY = CacheFolder("envfactory-release-verify", ("envfactory_release", "verify"),
+                             "ENVFACTORY_RELEASE_VERIFY_DIR")
 #: bfcl-eval's working folder (it creates result/, score/ there on import)
 BFCL_PROJECT_ROOT = CacheFolder("bfcl-project-root", ("bfcl",), "BFCL_PROJECT_ROOT")
 #: embedding vectors keyed by model and text (sqlite)
@@ -99,5 +104,5 @@ def registered_releases() -> list[PinnedRelease | CacheFolder]:
     """Every release (each VitaBench revision on its own) and cache folder, in the order
     `doctor` lists them."""
     return [BFCL_PROJECT_ROOT, TAU2, *(Release(r).pinned for r in REVISIONS.values()),
-            MCP_ATLAS, ENVFACTORY, MCP_ATLAS_SERVERS, EMBEDDINGS, ENVGEN_INDEX,
+            MCP_ATLAS, ENVFACTORY, RELEASE_VERIFY, MCP_ATLAS_SERVERS, EMBEDDINGS, ENVGEN_INDEX,
             GENERATED_ENVS, LOCAL_MODELS, DEMO, BENCH_VENVS]

@@ -27,6 +27,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
+import tarfile
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -37,9 +40,10 @@ from typing import Literal
 from pydantic import BaseModel
 
 from envs.downloads import fetch
+from envs.locks import ExclusiveLock
 
-__all__ = ["CACHE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease", "ReleaseFile",
-           "ReleaseStatus", "UnpinnedRevision", "cache_dir", "hub_snapshot"]
+__all__ = ["CACHE_VAR", "GITHUB_ARCHIVE_VAR", "GITHUB_RAW_VAR", "CacheFolder", "PinnedRelease",
+           "ReleaseFile", "ReleaseStatus", "UnpinnedRevision", "cache_dir", "hub_snapshot"]
 
 #: where everything cached lives (default `~/.cache/envfactory`)
 CACHE_VAR = "ENVFACTORY_CACHE"
@@ -47,6 +51,10 @@ CACHE_VAR = "ENVFACTORY_CACHE"
 #: point it at a `file://` folder
 GITHUB_RAW_VAR = "ENVFACTORY_GITHUB_RAW"
 _GITHUB_RAW = "https://raw.githubusercontent.com"
+#: a mirror of codeload.github.com (`<base>/<owner>/<name>/tar.gz/<ref>`), where a
+#: release's whole folders come from (the commit's archive); tests point it at 127.0.0.1
+GITHUB_ARCHIVE_VAR = "ENVFACTORY_GITHUB_ARCHIVE"
+_GITHUB_ARCHIVE = "https://codeload.github.com"
 
 logger = logging.getLogger(__name__)
 
@@ -133,8 +141,10 @@ class PinnedRelease:
     ref: str
     #: the data files a run reads, relative to the data root (what `local_status` counts)
     files: tuple[str, ...] = ()
-    #: folders a run reads whole (cannot be fetched file by file: they need the override)
+    #: folders a run reads whole: fetched together from the commit's archive (only these
+    #: folders are extracted) when `archive` is set, else only readable from the override
     folders: tuple[str, ...] = ()
+    archive: bool = False
     #: the variable naming a local data root, and what that folder must look like
     override: str | None = None
     override_hint: str = "a local copy of the release"
@@ -199,7 +209,12 @@ class PinnedRelease:
                     f"{path} missing from {self.override}={os.environ[self.override]}")
             return path
         path = self.cache_path / relative
-        if not path.is_file():
+        if not path.is_file() and self.archive and any(
+                relative.startswith(f + "/") for f in self.folders):
+            self.fetch_folders()  # a folder's file comes with its folder, or not at all
+            if not path.is_file():
+                raise FileNotFoundError(f"{relative} is not in {self.repository}@{self.ref}")
+        elif not path.is_file():
             remedy = (f"set {self.override} to {self.override_hint}" if self.override
                       else "check the network")
             self._fetch(self.upstream_path(relative), path, remedy)
@@ -221,6 +236,93 @@ class PinnedRelease:
 
     def source_text(self, relative: str) -> str:
         return self.source_path(relative).read_text(encoding="utf-8")
+
+    # --- whole folders ------------------------------------------------------------------
+
+    def archive_url(self) -> str:
+        base = os.environ.get(GITHUB_ARCHIVE_VAR) or _GITHUB_ARCHIVE
+        return f"{base.rstrip('/')}/{self.repository}/tar.gz/{self.ref}"
+
+    @property
+    def _folders_marker(self) -> Path:
+        """Written once every folder is in place, so a folder that is there is whole."""
+        return self.cache_path / ".folders-complete"
+
+    def folders_present(self) -> bool:
+        """Whether the folders are where a run reads them (override or cache)."""
+        if self.override and os.environ.get(self.override):
+            root = self.data_root()
+            return all((root / f).is_dir() for f in self.folders)
+        return self._folders_marker.is_file()
+
+    def fetch_folders(self) -> Path:
+        """The cache root holding `folders`, downloading the commit's archive through the
+        one downloader and extracting only those folders (regular files, no path that
+        leaves them) when they are not there yet; the archive is removed afterwards. Two
+        processes fetching at once: the second waits and finds them in place."""
+        if not self.archive:
+            raise FileNotFoundError(f"{self.title}'s folders {', '.join(self.folders)} are not "
+                                    f"fetched; set {self.override} to {self.override_hint}")
+        root = self.cache_path
+        with ExclusiveLock(root / ".folders.lock", wait=True,
+                           busy=lambda _record: BlockingIOError(root)):
+            if self._folders_marker.is_file():
+                return root
+            archive = root / f"{self.repository.replace('/', '-')}-{self.ref}.tar.gz"
+            remedy = (f"set {self.override} to {self.override_hint}" if self.override
+                      else "check the network")
+            if not archive.is_file():
+                fetch(self.archive_url(), archive, f"{self.title} archive at {self.ref}", remedy)
+            staging = Path(tempfile.mkdtemp(prefix=".folders-", dir=root))
+            try:
+                self._extract(archive, staging)
+                for folder in self.folders:
+                    target = root / folder
+                    if target.exists():  # an earlier, interrupted extraction
+                        shutil.rmtree(target)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(staging / folder, target)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+            self._folders_marker.write_text(self.ref + "\n", encoding="utf-8")
+            archive.unlink(missing_ok=True)
+        return root
+
+    def _extract(self, archive: Path, staging: Path) -> None:
+        """Extract the members under `<top>/<folder>/` for each folder into `staging`;
+        an archive that lacks a folder is an error naming it (a wrong commit, a mirror
+        that serves something else)."""
+        found: set[str] = set()
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                for member in tar:
+                    top, _, inner = member.name.partition("/")
+                    folder = next((f for f in self.folders
+                                   if inner.startswith(f + "/")), None)
+                    if folder is None or not member.isfile():
+                        continue
+                    parts = Path(inner).parts
+                    if ".." in parts or Path(inner).is_absolute():
+                        continue
+                    found.add(folder)
+                    source = tar.extractfile(member)
+                    if source is None:
+                        continue
+                    target = staging / inner
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with source, target.open("wb") as out:
+                        shutil.copyfileobj(source, out)
+        except (tarfile.TarError, EOFError, OSError) as e:
+            archive.unlink(missing_ok=True)  # a corrupt download: the next try starts over
+            raise FileNotFoundError(f"{archive}: not a readable tar.gz archive of "
+                                    f"{self.repository}@{self.ref} ({e})") from e
+        missing = [f for f in self.folders if f not in found]
+        if missing:
+            archive.unlink(missing_ok=True)
+            raise FileNotFoundError(f"{self.archive_url()}: the archive has no "
+                                    f"{', '.join(f + '/' for f in missing)}")
+        for folder in self.folders:
+            (staging / folder).mkdir(parents=True, exist_ok=True)
 
     def _fetch(self, upstream: str, target: Path, remedy: str) -> None:
         fetch(self.url(upstream), target, f"{self.title} file {upstream}", remedy)
@@ -264,10 +366,12 @@ class PinnedRelease:
         if override and self.required and not (root / self.required).is_dir():
             needed = [self.required + "/", *needed]
             error = f"{override}={root} has no {self.required}/ folder"
-        present = [r for r in needed if _exists(root / r, folder=r.endswith("/"))]
+        folders_there = override is not None or self._folders_marker.is_file()
+        present = [r for r in needed if _exists(root / r, folder=r.endswith("/"))
+                   and (folders_there or not r.endswith("/"))]
         missing = [r for r in needed if r not in present]
-        # files download one by one; a whole folder needs the override
-        fetched = override is None and not any(r.endswith("/") for r in missing)
+        # files download one by one; whole folders come from the archive, or need the override
+        fetched = override is None and (self.archive or not any(r.endswith("/") for r in missing))
         hint = (f"set {self.override} to {self.override_hint}" if self.override
                 else "downloaded on first use")
         return ReleaseStatus(name=self.name, where=str(root), override=override,

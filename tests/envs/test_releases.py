@@ -235,12 +235,16 @@ def test_a_hub_read_at_a_branch_is_refused_naming_the_option() -> None:
             hub_snapshot("org/data", moving, option="--revision")
 
 
-def test_without_a_local_release_root_the_envfactory_folders_need_the_override(
+def test_without_a_local_release_root_the_envfactory_folders_are_fetched_on_use(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ENVFACTORY_RELEASE_DIR", raising=False)
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
     status = ENVFACTORY.local_status()
-    assert "envs/tools/" in status.missing and status.problem
+    assert "envs/tools/" in status.missing and status.fetched_on_use and not status.problem
+    # a folder left by an interrupted extraction (no completion marker) is not "present"
+    (tmp_path / "envfactory_release" / "eff3b22" / "envs" / "tools").mkdir(parents=True)
+    assert "envs/tools/" in ENVFACTORY.local_status().missing
+    assert not ENVFACTORY.folders_present()
 
 
 @pytest.mark.skipif(not (ENVFACTORY_RELEASE / "envs").is_dir(),
