@@ -8,10 +8,16 @@ grouped (same criterion, tool and first error line) and ranked by severity the w
 release ranks them (envfactory.md §6: load/schema errors first): import and syntax
 errors, then interface, executability, behaviour, state; within a rank, the groups
 with more failing tests come first.
+
+The same run serves `envgen verify` (environments EnvGen did not write): `states` adds the
+starting states the built-in checks run on (`states.json`), `target` names a registered
+environment to load instead of a module file (`target.json`), and the evidence the checks
+record for each failure (`evidence.jsonl`) comes back on the result.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +44,7 @@ _IMPORT_ERRORS = re.compile(r"\b(SyntaxError|IndentationError|ImportError|"
 MODULE = "generated_env.py"
 BUILTIN = "test_envgen_builtin.py"
 REPORT = "report.xml"
+EVIDENCE = "evidence.jsonl"
 _HERE = Path(__file__).resolve().parent
 REPO_ROOT = _HERE.parents[1]
 
@@ -78,6 +85,9 @@ class ValidationResult(BaseModel):
     sandbox_detail: str = ""
     tests: list[TestOutcome] = Field(default_factory=list)
     wall_s: float = 0.0
+    #: what the built-in checks recorded per failure: test, tool, arguments,
+    #: starting_state, what (happened)
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -152,10 +162,12 @@ def rank_failures(result: ValidationResult, tools: Sequence[str] = ()) -> list[F
             for (sev, tool, first), ts in ranked]
 
 
-def sandbox_files(description: ApiDescription, code: str,
-                  tests: Mapping[str, str]) -> dict[str, str]:
+def sandbox_files(description: ApiDescription, code: str, tests: Mapping[str, str], *,
+                  states: Mapping[str, Any] | None = None,
+                  target: str | None = None) -> dict[str, str]:
     """The files of one validation run: the module, the description, conftest, our checks
-    and the tester's files (named `test_agent*.py`)."""
+    and the tester's files (named `test_agent*.py`); the starting states (`states.json`)
+    and the registered environment to load (`target.json`) when given."""
     files = {
         MODULE: code,
         "description.json": description.model_dump_json(indent=2),
@@ -163,6 +175,10 @@ def sandbox_files(description: ApiDescription, code: str,
         BUILTIN: (_HERE / "builtin_checks.py").read_text(encoding="utf-8"),
         "pytest.ini": "[pytest]\naddopts =\n",
     }
+    if states is not None:
+        files["states.json"] = json.dumps(states, ensure_ascii=False, default=str)
+    if target is not None:
+        files["target.json"] = json.dumps({"registry": target})
     for name, text in tests.items():
         files[name] = text
     return files
@@ -204,12 +220,26 @@ def _runner(runner: Runner | None, limits: Any) -> tuple[Runner, Any]:
     return runner, limits
 
 
+def _evidence(text: str | None) -> list[dict[str, Any]]:
+    out = []
+    for line in (text or "").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the output cap
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
 def validate(description: ApiDescription, code: str, tests: Mapping[str, str], *,
-             limits: Any = None, runner: Runner | None = None) -> ValidationResult:
+             limits: Any = None, runner: Runner | None = None,
+             states: Mapping[str, Any] | None = None,
+             target: str | None = None) -> ValidationResult:
     """Run everything in the sandbox; a run that leaves no report (a timeout, a memory
     limit, a crash of pytest itself) is one failed `test_exec_run` carrying the verdict."""
     run, limits = _runner(runner, limits)
-    files = sandbox_files(description, code, tests)
+    files = sandbox_files(description, code, tests, states=states, target=target)
     argv = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o",
             "junit_family=xunit1", f"--junitxml={REPORT}", BUILTIN, *sorted(tests)]
     result = run(argv, files=files, limits=limits, python_path=[REPO_ROOT])
@@ -228,7 +258,8 @@ def validate(description: ApiDescription, code: str, tests: Mapping[str, str], *
                                         f"{result.detail}",
                                 output=tail)]
     return ValidationResult(sandbox_verdict=result.verdict, sandbox_detail=result.detail,
-                            tests=outcomes, wall_s=result.wall_s)
+                            tests=outcomes, wall_s=result.wall_s,
+                            evidence=_evidence(result.files.get(EVIDENCE)))
 
 
 PROBE = "probe.json"
@@ -252,12 +283,11 @@ class Probe(BaseModel):
 
 
 def probe(description: ApiDescription, code: str, *, limits: Any = None,
-          runner: Runner | None = None) -> Probe:
-    """Import the module in the sandbox and read its state schema and default state."""
-    import json
-
+          runner: Runner | None = None, target: str | None = None) -> Probe:
+    """Import the module (or load the registered `target`) in the sandbox and read its
+    state schema and default state."""
     run, limits = _runner(runner, limits)
-    files = sandbox_files(description, code, {})
+    files = sandbox_files(description, code, {}, target=target)
     files["probe_env.py"] = _PROBE_SCRIPT
     result = run(["python", "probe_env.py"], files=files, limits=limits,
                  python_path=[REPO_ROOT])
