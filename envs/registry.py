@@ -133,9 +133,13 @@ def _release_entries() -> list[EnvEntry]:
     return [_release_entry(e) for e in list_release()]
 
 
+def _own_entries() -> list[EnvEntry]:
+    """Everything but the release's (which `get` finds by name alone)."""
+    return _pool_entries() + _tau2_entries() + _bfcl_entries() + _generated_entries()
+
+
 def all_entries() -> list[EnvEntry]:
-    return sorted(_pool_entries() + _tau2_entries() + _bfcl_entries() + _generated_entries()
-                  + _release_entries(), key=lambda e: e.name)
+    return sorted(_own_entries() + _release_entries(), key=lambda e: e.name)
 
 
 def _get_release(name: str) -> EnvEntry:
@@ -182,11 +186,11 @@ def get(name: str) -> EnvEntry:
         return _import_entry(name)
     if name.startswith(RELEASE_PREFIX):
         return _get_release(name)
-    entries = {e.name: e for e in all_entries()}
+    entries = {e.name: e for e in _own_entries()}
     if name not in entries:
         raise KeyError(
             f"unknown environment {name!r}; known: {', '.join(sorted(entries)) or '(none)'}"
-        )
+            f", and the EnvFactory release's as {RELEASE_PREFIX}<Name>")
     if name.startswith("generated/"):  # a broken file: say why here, not at first use
         from envs.generated import GeneratedEnvError
 

@@ -165,15 +165,33 @@ def _is_tool_decorator(node: ast.expr) -> bool:
     return isinstance(target, ast.Attribute) and target.attr == "tool"
 
 
+_servers: dict[Path, tuple[tuple[int, int], tuple[int, str | None]]] = {}
+
+
 def _inspect_server(path: Path) -> tuple[int, str | None]:
-    """(tool count, problem) from the file's syntax tree: the `@mcp.tool()` functions
-    other than the scenario tools, and whether a class defines load/save_scenario."""
+    """(tool count, problem) from the file's syntax tree, parsed once per process and
+    again when the file changes."""
+    try:
+        stat = path.stat()
+    except OSError as e:
+        return 0, f"{path}: cannot read it: {e.strerror or e}"
+    key = (stat.st_mtime_ns, stat.st_size)
+    cached = _servers.get(path)
+    if cached is None or cached[0] != key:
+        cached = (key, _parse_server(path))
+        _servers[path] = cached
+    return cached[1]
+
+
+def _parse_server(path: Path) -> tuple[int, str | None]:
+    """The `@mcp.tool()` functions other than the scenario tools, and whether a class
+    defines load/save_scenario (what the format requires; importing is not needed)."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except OSError as e:
         return 0, f"{path}: cannot read it: {e.strerror or e}"
     except (SyntaxError, ValueError) as e:
-        return 0, f"{path}: does not parse: {e}"
+        return 0, f"{path}: does not parse: {type(e).__name__}: {e}"
     tools = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
              and n.name not in _SCENARIO_METHODS
              and any(_is_tool_decorator(d) for d in n.decorator_list)]

@@ -244,7 +244,7 @@ class PinnedRelease:
         return f"{base.rstrip('/')}/{self.repository}/tar.gz/{self.ref}"
 
     @property
-    def _folders_marker(self) -> Path:
+    def folders_marker(self) -> Path:
         """Written once every folder is in place, so a folder that is there is whole."""
         return self.cache_path / ".folders-complete"
 
@@ -253,7 +253,7 @@ class PinnedRelease:
         if self.override and os.environ.get(self.override):
             root = self.data_root()
             return all((root / f).is_dir() for f in self.folders)
-        return self._folders_marker.is_file()
+        return self.folders_marker.is_file()
 
     def fetch_folders(self) -> Path:
         """The cache root holding `folders`, downloading the commit's archive through the
@@ -266,7 +266,7 @@ class PinnedRelease:
         root = self.cache_path
         with ExclusiveLock(root / ".folders.lock", wait=True,
                            busy=lambda _record: BlockingIOError(root)):
-            if self._folders_marker.is_file():
+            if self.folders_marker.is_file():
                 return root
             archive = root / f"{self.repository.replace('/', '-')}-{self.ref}.tar.gz"
             remedy = (f"set {self.override} to {self.override_hint}" if self.override
@@ -284,7 +284,7 @@ class PinnedRelease:
                     os.replace(staging / folder, target)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-            self._folders_marker.write_text(self.ref + "\n", encoding="utf-8")
+            self.folders_marker.write_text(self.ref + "\n", encoding="utf-8")
             archive.unlink(missing_ok=True)
         return root
 
@@ -366,7 +366,7 @@ class PinnedRelease:
         if override and self.required and not (root / self.required).is_dir():
             needed = [self.required + "/", *needed]
             error = f"{override}={root} has no {self.required}/ folder"
-        folders_there = override is not None or self._folders_marker.is_file()
+        folders_there = override is not None or self.folders_marker.is_file()
         present = [r for r in needed if _exists(root / r, folder=r.endswith("/"))
                    and (folders_there or not r.endswith("/"))]
         missing = [r for r in needed if r not in present]

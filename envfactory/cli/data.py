@@ -160,9 +160,15 @@ def _mcp_atlas() -> Benchmark:
 def _envfactory_release() -> Benchmark:
     from envs.release_registry import ENVFACTORY
 
-    return Benchmark("envfactory-release", _described(ENVFACTORY, ENVFACTORY.files), notes=[
-        f"its folders ({', '.join(ENVFACTORY.folders)}) are whole trees: set "
-        f"{ENVFACTORY.override} to {ENVFACTORY.override_hint}"])
+    folders = Derived(label=", ".join(f + "/" for f in ENVFACTORY.folders),
+                      local=ENVFACTORY.folders_marker, build=ENVFACTORY.fetch_folders,
+                      source=f"from the {ENVFACTORY.ref} archive")
+    if ENVFACTORY.override and os.environ.get(ENVFACTORY.override):
+        # the override is the release root: its folders are read there, never fetched
+        return Benchmark("envfactory-release", _described(ENVFACTORY, ENVFACTORY.files),
+                         notes=[f"its folders are read from {ENVFACTORY.override}"])
+    return Benchmark("envfactory-release", _described(ENVFACTORY, ENVFACTORY.files),
+                     derived=[folders])
 
 
 #: benchmark -> what it downloads, in the order they are listed and fetched

@@ -1,16 +1,20 @@
 """`envfactory data fetch`: every release file ahead, then the benchmarks load offline.
 
 A local HTTP server on 127.0.0.1 stands in for raw.githubusercontent.com
-(`ENVFACTORY_GITHUB_RAW`) and serves a fake file at every URL the pinned releases name
-(τ²'s tool modules as a minimal toolkit class each, so its tool objects derive); after
+(`ENVFACTORY_GITHUB_RAW`) and codeload.github.com (`ENVFACTORY_GITHUB_ARCHIVE`) and serves
+a fake file at every URL the pinned releases name (τ²'s tool modules as a minimal toolkit
+class each, so its tool objects derive; the EnvFactory commit's archive as a tarball of the
+hand-written release fixture, `tests/data/release_fixture`); after
 one fetch the mirror is pointed at a closed port and each benchmark's files still load.
 The Hub dataset is left out (`--no-hub`): nothing here can reach the Hub.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import tarfile
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -27,6 +31,7 @@ from envs.tau2 import data as tau2_data
 from envs.tau2 import tool_objects
 
 runner = CliRunner()
+RELEASE_FIXTURE = Path(__file__).parents[1] / "data" / "release_fixture"
 GITHUB_BENCHMARKS = ["tau2", "vitabench", "mcp-atlas", "envfactory-release"]
 
 
@@ -38,8 +43,23 @@ def _toolkit(module: str) -> bytes:
             "        return ''\n").encode()
 
 
+def release_archive(root: Path, top: str = "EnvFactory-eff3b22") -> bytes:
+    """A GitHub-style archive (`<top>/...`) of a release-shaped folder, plus a file outside
+    the three folders that must not be extracted."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root / "envs", arcname=f"{top}/envs")
+        readme = b"not one of the folders\n"
+        info = tarfile.TarInfo(f"{top}/README.md")
+        info.size = len(readme)
+        tar.addfile(info, io.BytesIO(readme))
+    return buffer.getvalue()
+
+
 def _fake(path: str) -> bytes:
     """A body for each upstream path, telling which file it is."""
+    if path == "/LARK-AI-Lab/EnvFactory/tar.gz/eff3b22":
+        return release_archive(RELEASE_FIXTURE)
     for module in tool_objects.TOOLKITS.values():
         if path.endswith("src/" + module.replace(".", "/") + ".py"):
             return _toolkit(module)
@@ -88,6 +108,7 @@ def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Mirror]
                               daemon=True)
     thread.start()
     monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", f"http://127.0.0.1:{state.port}")
+    monkeypatch.setenv("ENVFACTORY_GITHUB_ARCHIVE", f"http://127.0.0.1:{state.port}")
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
     for entry in registered_releases():
         for variable in (entry.override, getattr(entry, "source_override", None)):
@@ -115,12 +136,15 @@ def test_fetch_then_every_benchmark_loads_with_the_network_gone(
     assert result.exit_code == 0, result.output
     fetched = len(mirror.requests)
     # 19 τ² data files + 4 tool modules, 11 VitaBench data + 5 source, 14 + 2 MCP-Atlas,
-    # 6 EnvFactory release files: hand-counted from the modules' lists
-    assert fetched == 19 + 4 + 11 + 5 + 14 + 2 + 6
+    # 6 EnvFactory release files and its commit's archive: hand-counted from the modules'
+    # lists
+    assert fetched == 19 + 4 + 11 + 5 + 14 + 2 + 6 + 1
     again = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert again.exit_code == 0 and len(mirror.requests) == fetched  # all cached: skipped
 
-    monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", f"http://127.0.0.1:{_closed_port()}")
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("ENVFACTORY_GITHUB_RAW", closed)
+    monkeypatch.setenv("ENVFACTORY_GITHUB_ARCHIVE", closed)
     tool_objects.official_tools.cache_clear()
     monkeypatch.setattr(tau2_data, "_load", tau2_data._load.__wrapped__)  # no memo
     assert tau2_data.load_tasks("airline") == [
@@ -144,6 +168,16 @@ def test_fetch_then_every_benchmark_loads_with_the_network_gone(
     assert mcp_atlas().template() == {"fake": {"command": "true"}}
     assert (mcp_atlas().data_dir() / "Top Movies.csv").is_file()
     assert mcp_atlas().source_text(SCORER_FILE).endswith(f"/{SCORER_FILE}\n")
+
+    from envs.release_envs import create_release, list_release
+
+    cached = tmp_path / "cache" / "envfactory_release" / "eff3b22"
+    assert sorted(e.name for e in list_release()) == [
+        "ImportFails", "Library", "NoScenarioMethods", "Unparsable"]  # the fixture's four
+    assert not (cached / "README.md").exists()  # only the three folders are extracted
+    assert not list(cached.glob("*.tar.gz"))  # the archive is gone once extracted
+    library = create_release("release/Library@scenario_001")
+    assert library.call("get_book", {"book_id": "b1"}).content["copies"] == 2
 
 
 def test_list_shows_each_file_its_source_and_whether_it_is_cached(
