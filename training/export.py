@@ -22,6 +22,12 @@ ratio 0.95 train, seed 42), so all rows of one trajectory land on one side. Held
 trajectories are refused: training on them would contaminate the held-out suite; so are a
 benchmark's own trajectories (BFCL, τ², VitaBench, MCP-Atlas, `benchmark_data`), unless the
 caller allows them explicitly, which the manifest then records.
+
+The release's own Hub datasets export the same way (`export_hub`, `envfactory train export
+--hub ID@REV`): an SFT set gives `sft/` alone (the release's alpaca rows), the RL set
+`rl/` alone (our verl rows on release environments, see `training.release_datasets`), and
+the manifest records the dataset, the commit read, every row left out with its reason,
+and the reward settings the rows are scored with.
 """
 
 from __future__ import annotations
@@ -45,8 +51,19 @@ from envs.hashing import file_sha256
 from envs.jsonl import write_atomic
 from envs.locks import ExclusiveLock
 from envs.registry import BENCHMARK_PREFIXES, benchmark_of
+from harness.rewards import RewardSettings
 from harness.trajectory import Trajectory, read_jsonl
-from training.rl_export import rl_rows, tools_config
+from training.release_datasets import (
+    HubSource,
+    ReleaseRlRow,
+    RowReport,
+    ThinkMode,
+    parse_hub_ref,
+    release_rl_rows,
+    release_sft_samples,
+    snapshot,
+)
+from training.rl_export import RL_REWARD, release_rl_row, rl_rows, tools_config
 from training.sft_export import (
     HISTORY_CLOSING,
     SftFormat,
@@ -56,7 +73,8 @@ from training.sft_export import (
 )
 
 __all__ = ["RL_FEATURES", "SFT_FEATURES", "ExportLocked", "ExportSummary", "OutputInUse",
-           "benchmark_data", "export", "output_lock", "rl_dataset", "sft_dataset", "val_ids"]
+           "benchmark_data", "export", "export_hub", "output_lock", "rl_dataset", "sft_dataset",
+           "val_ids"]
 
 SFT_NAME = "envfactory_sft"
 
@@ -82,7 +100,7 @@ RL_FEATURES = Features({
         "need_tools_kwargs": Value("bool"),
         "tools_kwargs": {"envfactory": {"environments": List(Value("string")),
                                         "start_state": Value("string")}},
-        "tool_selection": List(Value("string"))},
+        "tool_selection": List(Value("string")), "reward_settings": Value("string")},
 })
 
 
@@ -105,6 +123,12 @@ class ExportSummary(BaseModel):
     allow_benchmark_data: bool = False
     #: benchmark -> trajectories of it in this export (empty unless allowed)
     benchmark_trajectories: dict[str, int] = {}
+    #: the reward the RL rows are scored with
+    reward: RewardSettings = RL_REWARD
+    #: a release Hub dataset's export: what was read, at which commit, what was left out
+    hub: HubSource | None = None
+    #: a release SFT export: `<think>` prefixes kept or stripped
+    think: ThinkMode | None = None
 
 
 class OutputInUse(ValueError):
@@ -242,21 +266,42 @@ def _place(built: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write(out: Path, samples: list[dict[str, Any]], fmt: SftFormat,
-           rows: dict[str, list[dict[str, Any]]], environments: list[str],
+def _write(out: Path, samples: list[dict[str, Any]] | None, fmt: SftFormat,
+           rows: dict[str, list[dict[str, Any]]] | None, environments: list[str],
            summary: ExportSummary) -> None:
-    (out / "sft").mkdir(parents=True)
-    (out / "rl").mkdir(parents=True)
-    sft_file = f"{SFT_NAME}.jsonl"
-    sft_dataset(samples, fmt).to_json(out / "sft" / sft_file, lines=True, force_ascii=False)
-    (out / "sft" / "dataset_info.json").write_text(json.dumps(
-        {SFT_NAME: dataset_info_entry(sft_file, fmt)}, indent=2) + "\n", encoding="utf-8")
-    for split, split_rows in rows.items():
-        rl_dataset(split_rows).to_parquet(out / "rl" / f"{split}.parquet")
-    (out / "rl" / "tools.yaml").write_text(
-        yaml.safe_dump(tools_config(environments), sort_keys=False, allow_unicode=True),
-        encoding="utf-8")
+    """The export's files; `samples` / `rows` None leaves `sft/` / `rl/` out."""
+    out.mkdir(parents=True)
+    if samples is not None:
+        (out / "sft").mkdir()
+        sft_file = f"{SFT_NAME}.jsonl"
+        sft_dataset(samples, fmt).to_json(out / "sft" / sft_file, lines=True,
+                                          force_ascii=False)
+        (out / "sft" / "dataset_info.json").write_text(json.dumps(
+            {SFT_NAME: dataset_info_entry(sft_file, fmt)}, indent=2) + "\n", encoding="utf-8")
+    if rows is not None:
+        (out / "rl").mkdir()
+        for split, split_rows in rows.items():
+            rl_dataset(split_rows).to_parquet(out / "rl" / f"{split}.parquet")
+        (out / "rl" / "tools.yaml").write_text(
+            yaml.safe_dump(tools_config(environments), sort_keys=False, allow_unicode=True),
+            encoding="utf-8")
     write_atomic(out / "manifest.json", summary.model_dump_json(indent=2) + "\n")
+
+
+def _publish(out: Path, overwrite: bool, samples: list[dict[str, Any]] | None,
+             fmt: SftFormat, rows: dict[str, list[dict[str, Any]]] | None,
+             environments: list[str], summary: ExportSummary) -> None:
+    """Build the export beside `out` under its lock, then rename it into place."""
+    with output_lock(out):
+        _check_output(out, overwrite)  # again under the lock: another export may have won
+        target = out.resolve()
+        built = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
+        try:
+            _write(built, samples, fmt, rows, environments, summary)
+            _place(built, target)
+        except BaseException:
+            shutil.rmtree(built, ignore_errors=True)
+            raise
 
 
 def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
@@ -303,14 +348,81 @@ def export(inputs: Sequence[Path], out: Path, *, fmt: SftFormat = "sharegpt",
         inputs={str(p): file_sha256(p) for p in inputs},
         val_ratio=val_ratio, seed=seed, allow_benchmark_data=allow_benchmark_data,
         benchmark_trajectories=benchmarks)
-    with output_lock(out):
-        _check_output(out, overwrite)  # again under the lock: another export may have won
-        target = out.resolve()
-        built = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
-        try:
-            _write(built, samples, fmt, rows, environments, summary)
-            _place(built, target)
-        except BaseException:
-            shutil.rmtree(built, ignore_errors=True)
-            raise
+    _publish(out, overwrite, samples, fmt, rows, environments, summary)
     return summary
+
+
+def _release_rl_split(found: list[ReleaseRlRow], val_ratio: float, seed: int
+                      ) -> dict[str, list[dict[str, Any]]]:
+    """Our verl rows of the release's RL rows: the release's own split when its snapshot
+    has a validation file, else a seeded draw by conversation (`val_ids`); each row's
+    turn is its place among its conversation's rows, in file order."""
+    has_val = any(r.split == "val" for r in found)
+    held = set() if has_val else val_ids(list({r.conversation for r in found}), val_ratio,
+                                         seed)
+    rows: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    turns: dict[str, int] = {}
+    for r in found:
+        split = r.split if has_val else ("val" if r.conversation in held else "train")
+        turn = turns.get(r.conversation, 0)
+        turns[r.conversation] = turn + 1
+        rows[split].append(release_rl_row(r, split, r.conversation, turn))
+    for split_rows in rows.values():
+        for i, row in enumerate(split_rows):
+            row["extra_info"]["index"] = i
+    return rows
+
+
+def export_hub(spec: str, out: Path, *, think: ThinkMode = "keep", val_ratio: float = 0.05,
+               seed: int = 42, overwrite: bool = True, release_root: Path | None = None,
+               report: RowReport | None = None) -> ExportSummary:
+    """Export the release dataset `spec` (`LARK-Lab/EnvFactory-SFT-FILTERED@<commit>`, any
+    of `training.release_datasets.RELEASE_DATASETS`) to folder `out`, all or nothing as
+    `export`: an SFT set as `sft/` (`think` keeps or strips the targets' `<think>`
+    prefixes), the RL set as `rl/` on the release environments of `release_root`
+    (default: `envs.release_envs.release_root()`). Rows left out are in `report` (give
+    one with `on_problem` to see them as they are found) and the manifest."""
+    ref = parse_hub_ref(spec)  # a usage error before any download
+    if not 0 <= val_ratio < 1:
+        raise ValueError(f"val_ratio must be in [0, 1), got {val_ratio}")
+    _check_output(out, overwrite)
+    datasets.disable_progress_bars()
+    folder, commit = snapshot(ref)
+    report = report if report is not None else RowReport()
+    samples: list[dict[str, Any]] | None = None
+    rows: dict[str, list[dict[str, Any]]] | None = None
+    environments: list[str] = []
+    if ref.kind == "sft":
+        samples = release_sft_samples(folder, think, report)
+        kept = len(samples)
+    else:
+        found = release_rl_rows(folder, report, release_root)
+        rows = _release_rl_split(found, val_ratio, seed)
+        environments = sorted({e for r in found for e in r.environments})
+        kept = len(found)
+    if not kept:
+        raise ValueError(f"{ref.dataset}@{commit}: none of its {report.read} rows could be "
+                         f"exported ({_reasons(report)}); nothing to export")
+    conversations = {r["extra_info"]["trajectory_id"]: split
+                     for split, split_rows in (rows or {}).items() for r in split_rows}
+    val = sum(1 for split in conversations.values() if split == "val")
+    summary = ExportSummary(
+        conversations=len(conversations), train_conversations=len(conversations) - val,
+        val_conversations=val, sft_format="alpaca", sft_tools="release system prompt",
+        sft_samples=len(samples or []), sft_history_closings=0,
+        rl_train_rows=len((rows or {}).get("train", [])),
+        rl_val_rows=len((rows or {}).get("val", [])), environments=environments,
+        inputs={f"hf://datasets/{ref.dataset}@{commit}/{name}": file_sha256(folder / name)
+                for name in report.files},
+        val_ratio=val_ratio, seed=seed,
+        hub=HubSource(dataset=ref.dataset, kind=ref.kind, revision=ref.revision,
+                      commit=commit, files=report.files, rows_read=report.read,
+                      rows_kept=kept, skipped=dict(report.skipped),
+                      problems=report.problems),
+        think=think if ref.kind == "sft" else None)
+    _publish(out, overwrite, samples, "alpaca", rows, environments, summary)
+    return summary
+
+
+def _reasons(report: RowReport) -> str:
+    return ", ".join(f"{n} {reason}" for reason, n in report.skipped.most_common()) or "none"

@@ -44,7 +44,8 @@ from envs.jsonl import complete_lines
 from training.export import SFT_NAME, export
 from training.provenance import CheckpointProvenance, base_model_id, write_provenance
 
-__all__ = ["PRESETS", "SftConfig", "SftResult", "llamafactory_cli", "render", "run_sft"]
+__all__ = ["PRESETS", "SftConfig", "SftResult", "dry_run", "llamafactory_cli", "render",
+           "run_sft"]
 
 PresetName = Literal["paper", "cpu-smoke", "smollm2-lora"]
 STUBS = Path(__file__).parent / "stubs"
@@ -150,18 +151,38 @@ def llamafactory_cli() -> str:
         "that environment, or set ENVFACTORY_LLAMAFACTORY_CLI")
 
 
-def _data_dir(config: SftConfig) -> tuple[Path, dict[str, str]]:
-    """The LlamaFactory dataset_dir and the hashes of the data that fed it."""
+def _export_dir(config: SftConfig) -> Path | None:
+    """The `envfactory train export` directory the config names, None for Trajectory
+    files (exported by the run itself)."""
     if len(config.data) == 1 and config.data[0].is_dir():
         export_dir = config.data[0]
         if not (export_dir / "sft" / "dataset_info.json").is_file():
-            raise FileNotFoundError(f"{export_dir}: not an export directory (no "
-                                    "sft/dataset_info.json); give Trajectory files instead")
+            raise FileNotFoundError(f"{export_dir}: not an export directory with SFT data "
+                                    "(no sft/dataset_info.json); give Trajectory files or "
+                                    "an export of an SFT dataset instead")
+        return export_dir
+    return None
+
+
+def _data_dir(config: SftConfig) -> tuple[Path, dict[str, str]]:
+    """The LlamaFactory dataset_dir and the hashes of the data that fed it."""
+    export_dir = _export_dir(config)
+    if export_dir is not None:
         manifest = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
         return export_dir / "sft", dict(manifest["inputs"])
     export_dir = config.output_dir / "data"
     summary = export(config.data, export_dir, fmt=config.format, tools=config.tools)
     return export_dir / "sft", summary.inputs
+
+
+def dry_run(config: SftConfig) -> dict[str, Any]:
+    """The LlamaFactory YAML `run_sft` would write, without the train stack and without
+    writing anything: the model as named (a prepared local model is not prepared), the
+    dataset_dir of the export named, or of the one the run would write from Trajectory
+    files."""
+    export_dir = _export_dir(config)
+    dataset_dir = (export_dir if export_dir is not None else config.output_dir / "data") / "sft"
+    return render(config, config.model or DEFAULT_MODELS[config.preset], dataset_dir.resolve())
 
 
 def _env() -> dict[str, str]:
