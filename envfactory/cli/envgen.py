@@ -1,13 +1,16 @@
-"""`envfactory envgen ...`: `build` here, `search` in `envgen_search.py`.
+"""`envfactory envgen ...`: `build` and `verify` here, `search` in `envgen_search.py`.
 
 Models are Inspect models per EnvGen role (`coder`, `tester`): `--model` is the default of
 both, `--model-role ROLE=MODEL` overrides one, `-M key=value` passes model arguments to
-`--model`, `--max-tokens` caps every reply (the shared synthesis options).
+`--model`, `--max-tokens` caps every reply (the shared synthesis options). `verify` needs
+no model; with `--model`/`--model-role tester=...` the tester's tests run beside the
+built-in checks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -97,3 +100,91 @@ def build_cmd(
     if reports and not passed:
         raise CommandError(f"none of the {len(reports)} environments passed its tests; see "
                            f"{out_dir}/<env>/report.json (a rerun resumes)")
+
+
+@envgen_app.command("verify")
+def verify_cmd(
+    targets: Annotated[list[str], typer.Argument(
+        help="Release-format server files (ROOT/envs/tools/NAME.py, metadata beside them), "
+             "environment names (release/Airline, generated/x, a pool one) or `release` "
+             "(every release server).", metavar="SERVER.py|ENV_NAME...|release")],
+    out_dir: Annotated[Path, out_dir_option("Report folder (finished reports are kept).")],
+    model: Annotated[str | None, typer.Option(
+        help="Model of the tester role (Inspect name); without one, the built-in checks "
+             "only.")] = None,
+    model_role: Annotated[list[str] | None, typer.Option(
+        "--model-role", help="tester=MODEL: the tester's tests run too.")] = None,
+    model_args: ModelArgsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_concurrency: Annotated[int, max_concurrency_option("Environments verified")] = 2,
+    call_seconds: Annotated[float, typer.Option(
+        help="Seconds one tool call may run (a hanging tool fails executability).",
+        min=0.1)] = 5.0,
+    record: Annotated[bool, typer.Option(
+        help="Record release environments' verdicts where `release_set()` reads them "
+             "(ENVFACTORY_RELEASE_VERIFY_DIR).")] = True,
+) -> None:
+    """EnvGen's validation stage on environments it did not write: interface,
+    executability, behaviour and state, in the sandbox, on every starting state."""
+    import time
+
+    from synthesis.envgen.verify import (
+        SUMMARY,
+        VerifyInputError,
+        record_release,
+        resolve_targets,
+        summary,
+        verify,
+    )
+
+    try:
+        resolved, skipped = resolve_targets(targets)
+    except VerifyInputError as e:
+        raise typer.BadParameter(str(e), param_hint="SERVER.py|ENV_NAME...|release") from None
+    for line in skipped:
+        console.print(f"skipped: {line}", soft_wrap=True)
+    tester = None
+    if model is not None or model_role:
+        tester = role_models(("tester",), model, model_args or [], model_role or [],
+                             max_tokens)["tester"]
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console) as bar:
+        overall = bar.add_task("environments", total=len(resolved))
+
+        def seen(env: str, text: str) -> None:
+            if text.startswith("done"):
+                bar.update(overall, advance=1, description=f"{env}: {text}")
+
+        reports = asyncio.run(verify(resolved, out_dir, concurrency=max_concurrency,
+                                     tester=tester, call_seconds=call_seconds, on_event=seen))
+    doc = summary(reports, out_dir, wall_s=time.perf_counter() - started, skipped=skipped)
+    from envs.jsonl import write_atomic
+
+    write_atomic(out_dir / SUMMARY, json.dumps(doc, indent=2, default=str))
+    table = Table(title=f"envgen verify -> {out_dir}", caption="criteria: interface, "
+                  "executability, behaviour, state; LLM: the release's last LLM verdict")
+    table.add_column("environment", no_wrap=True)
+    for col in ("verdict", "intf", "exec", "behav", "state", "tests", "LLM"):
+        table.add_column(col)
+    mark = {True: "ok", False: "FAIL"}
+    for r in reports:
+        llm = "-" if r.release_llm_verdict is None else mark[r.release_llm_verdict]
+        table.add_row(r.name, r.verdict, *(mark[r.criteria[c]] for c in
+                                           ("interface", "executability", "behaviour",
+                                            "state")),
+                      f"{r.tests_passed}/{r.tests_passed + r.tests_failed}", llm)
+    console.print(table)
+    per = doc["passed_per_criterion"]
+    console.print(f"{doc['passed']}/{len(reports)} passed; per criterion: "
+                  + ", ".join(f"{c} {n}" for c, n in per.items()), soft_wrap=True)
+    grid = doc["agreement_with_release_llm_verdict"]
+    if any(sum(row.values()) for row in grid.values()):
+        console.print("release LLM verdict (rows) vs ours (passed/failed): " + "; ".join(
+            f"{row} {v['passed']}/{v['failed']}" for row, v in grid.items()), soft_wrap=True)
+    if record:
+        where = record_release(reports, out_dir)
+        if where is not None:
+            console.print(f"recorded release verdicts in {where}", soft_wrap=True)
+    console.print(f"reports in {out_dir}/<Name>/report.json, summary in {out_dir / SUMMARY}",
+                  soft_wrap=True)

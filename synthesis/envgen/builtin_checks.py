@@ -14,8 +14,9 @@ listed apart, to be refused). Test names carry their criterion as a prefix:
   and within the per-call time limit (`call_seconds`: a hanging tool fails its own test).
 * state: load -> save equals the loaded scenario under the module's scenario schema; the
   snapshot round-trips before and after calls; reads change nothing; a successful call of
-  a tool whose name says it must change something (`MUST_CHANGE`) changes the state; a
-  refused call leaves the state as it was.
+  a tool whose name says it must change something (`MUST_CHANGE`; with the state's
+  arguments, else, when those were refused, the schema's) changes the state; a refused
+  call leaves the state as it was.
 * behaviour: bad arguments (a missing id, a negative number, an empty list) get a refusal
   or an answer, never a crash or a half-applied write; scenarios that expect
   `validation_error` are refused by `load_scenario`.
@@ -237,17 +238,20 @@ class Outcome:
         return f"raised {type(self.error).__name__}: {self.error}"[:600]
 
 
-_OUTCOMES: dict[tuple[str, str, bool], Outcome] = {}
+_OUTCOMES: dict[tuple[str, str, str], Outcome] = {}
 
 
 def outcome(make_env: Callable[[], Any], state_id: str, name: str, *,
-            bad: bool = False) -> Outcome:
-    """The (memoised) outcome of calling `name` on `state_id` with drawn or bad arguments."""
-    key = (state_id, name, bad)
+            kind: str = "drawn") -> Outcome:
+    """The (memoised) outcome of calling `name` on `state_id` with arguments drawn from the
+    state (`drawn`), built from the schema alone (`schema`: a create refused for an id the
+    state already has gets a fresh one) or wrong on purpose (`bad`)."""
+    key = (state_id, name, kind)
     if key in _OUTCOMES:
         return _OUTCOMES[key]
     env = start(make_env, state_id)
-    args = bad_arguments(TOOLS[name]) if bad else drawn_arguments(TOOLS[name], env.snapshot())
+    args = (bad_arguments(TOOLS[name]) if kind == "bad" else arguments(TOOLS[name])
+            if kind == "schema" else drawn_arguments(TOOLS[name], env.snapshot()))
     before = env.snapshot()
     tool = env._lookup(name)
     got = Outcome(args=args, before=before, after=before)
@@ -458,6 +462,8 @@ def test_state_read_tool_changes_nothing(make_env: Callable[[], Any], state: str
 def test_state_successful_write_changes_state(make_env: Callable[[], Any], state: str,
                                               name: str) -> None:
     got = outcome(make_env, state, name)
+    if got.error is not None or got.parse_error:
+        got = outcome(make_env, state, name, kind="schema")
     if got.error is None and not got.parse_error and got.after == got.before:
         fail(f"{name} succeeded but the state did not change ({got.what})", tool=name,
              args=got.args, state=state)
@@ -480,7 +486,7 @@ def test_state_refused_call_changes_nothing(make_env: Callable[[], Any], state: 
 def test_behaviour_bad_arguments_refused(make_env: Callable[[], Any], state: str,
                                          name: str) -> None:
     """Wrong-but-well-typed arguments: a refusal or an answer, no crash, no half write."""
-    got = outcome(make_env, state, name, bad=True)
+    got = outcome(make_env, state, name, kind="bad")
     if isinstance(got.error, CallTimeout):
         fail(f"no answer within the per-call limit ({got.error})", tool=name, args=got.args,
              state=state)

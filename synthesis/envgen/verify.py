@@ -348,15 +348,21 @@ def agreement(reports: Iterable[VerifyReport]) -> dict[str, dict[str, int]]:
     return table
 
 
-_SPECIFICS = re.compile(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|\d+(\.\d+)?")
+_SPECIFICS = re.compile(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)|\d+(\.\d+)?")
+_RAISED = re.compile(r"raised (\w+)")
 
 
 def _defect_key(f: Failure) -> str:
+    """The check and the shape of its message: the tool's name, quoted, bracketed and
+    numeric parts blanked, and whatever follows an exception's name dropped."""
     check = f.test.partition("[")[0]
     first = (f.what.strip().splitlines() or [""])[0]
-    shape = re.sub(r"\s+", " ", _SPECIFICS.sub("…", first.replace(f.tool, "TOOL")
-                                                if f.tool else first))[:120]
-    return f"{check}: {shape}"
+    if f.tool:
+        first = first.replace(f.tool, "TOOL")
+    raised = _RAISED.search(first)
+    if raised:
+        first = first[:raised.end()]
+    return f"{check}: {re.sub(r'[ ]+', ' ', _SPECIFICS.sub('…', first))[:160]}"
 
 
 def defect_groups(reports: Iterable[VerifyReport]) -> list[dict[str, Any]]:
