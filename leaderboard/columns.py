@@ -7,6 +7,12 @@ be checked against the value the log reports): BFCL multi-turn `overall` is the
 unweighted mean of its categories, τ² and VitaBench succeed per trial at reward 1,
 MCP-Atlas at coverage ≥ 0.75. A log of an unknown task still gets a column: its headline
 metric, with the interval its `stderr` metric gives.
+
+Where a benchmark has more than one way to aggregate, the column says which it is
+(`Column.aggregate`, printed with the column settings): BFCL single-turn's sample mean
+(the headline the reported rows are filed under) sits beside BFCL's official aggregate;
+VitaBench's average is the paper's (delivery, in-store, OTA), with cross-domain a column of
+its own; the Overall column is the paper's (`leaderboard.overall`).
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envs.bfcl.categories import MULTI_TURN_CATEGORIES
+from envs.bfcl.categories import LIVE_CATEGORIES, MULTI_TURN_CATEGORIES
 
-__all__ = ["BENCHMARKS", "Column", "benchmark_of", "columns_for", "order_key"]
+__all__ = ["BENCHMARKS", "BFCL_ST_OFFICIAL", "VITABENCH_PAPER_SETS", "Column", "benchmark_of",
+           "columns_for", "order_key"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +43,18 @@ class Column:
     threshold: float | None = None
     #: the log's own metric to cross-check against, `<score>/<metric>`
     log_metric: str | None = None
+    #: which aggregate the value is, in words (shown with the column's settings)
+    aggregate: str = ""
+    #: a weighted mean over groups of strata: (group, its strata pooled, weight); the
+    #: value exists only when every group has samples
+    groups: tuple[tuple[str, tuple[str, ...], float], ...] = ()
 
 
 BFCL_MT_CATEGORIES = MULTI_TURN_CATEGORIES
 TAU2_DOMAINS = ("airline", "retail", "telecom")
 VITABENCH_SETS = ("cross", "delivery", "instore", "ota")
+#: the sets the paper's VitaBench average is over (its Deliver / Store / OTA columns)
+VITABENCH_PAPER_SETS = ("delivery", "instore", "ota")
 ENVFACTORY_PARTS = ("r_traj", "r_state", "p_length", "p_format")
 
 #: benchmark -> display name, in column order
@@ -51,7 +65,19 @@ BENCHMARKS = {
     "envfactory": "EnvFactory held-out",
     "vitabench": "VitaBench",
     "mcp_atlas": "MCP-Atlas",
+    "overall": "Overall",
 }
+
+#: BFCL's official single-turn aggregate (`eval_runner_helper.generate_leaderboard_csv`, as
+#: `tasks._bfcl.singleturn.scoring.leaderboard_summary` computes it): non-live overall =
+#: unweighted mean of [mean(simple, java, javascript), multiple, parallel,
+#: parallel_multiple, irrelevance]; live overall = sample-weighted over the six live
+#: categories; single-turn overall = the unweighted mean of the two
+BFCL_ST_OFFICIAL = (
+    *((c, (c,), 1 / 30) for c in ("simple", "java", "javascript")),
+    *((c, (c,), 1 / 10) for c in ("multiple", "parallel", "parallel_multiple", "irrelevance")),
+    ("live", LIVE_CATEGORIES, 1 / 2),
+)
 
 
 def _bfcl_mt() -> list[Column]:
@@ -70,6 +96,12 @@ def _tau2(domain: str) -> list[Column]:
 
 
 def _vitabench(task_set: str) -> list[Column]:
+    if task_set == "cross":
+        return [Column("vitabench.cross", "VitaBench cross-domain avg", "vitabench",
+                       "avg_reward", "reward", headline=True, threshold=1.0,
+                       log_metric="vitabench_scorer/avg_reward",
+                       aggregate="the cross-domain tasks' success rate, a column of its own: "
+                                 "not part of the paper's VitaBench average")]
     return [Column(f"vitabench.{task_set}", f"VitaBench {task_set} avg", "vitabench",
                    "avg_reward", "reward", threshold=1.0,
                    log_metric="vitabench_scorer/avg_reward")]
@@ -77,27 +109,45 @@ def _vitabench(task_set: str) -> list[Column]:
 
 ALL_COLUMNS: list[Column] = [
     *_bfcl_mt(),
-    Column("bfcl_st", "BFCL ST accuracy", "bfcl_singleturn", "accuracy", "correct",
-           headline=True, log_metric="bfcl_singleturn_scorer/accuracy"),
+    Column("bfcl_st", "BFCL ST sample mean", "bfcl_singleturn", "accuracy", "correct",
+           headline=True, log_metric="bfcl_singleturn_scorer/accuracy",
+           aggregate="sample mean: correct samples over all single-turn samples run (each "
+                     "category weighted by its size); the reported rows' BFCLv3 single-turn "
+                     "numbers are filed here, the paper not saying which aggregate they are"),
+    Column("bfcl_st.official", "BFCL ST official overall", "bfcl_singleturn", "overall",
+           "correct", groups=BFCL_ST_OFFICIAL,
+           aggregate="BFCL's official aggregates: non-live overall = unweighted mean of "
+                     "[mean(simple, java, javascript), multiple, parallel, parallel_multiple, "
+                     "irrelevance]; live overall = sample-weighted over the six live "
+                     "categories; this = the unweighted mean of the two (v3's overall "
+                     "without multi-turn); shown only where every category ran"),
     *[c for d in TAU2_DOMAINS for c in _tau2(d)],
-    Column("tau2", "τ² average", "tau2", "pass^1", "reward", headline=True),
+    Column("tau2", "τ² average", "tau2", "pass^1", "reward", headline=True,
+           aggregate="unweighted mean of the airline, retail and telecom pass^1"),
     Column("envfactory", "EnvFactory R", "envfactory", "R", "reward", headline=True,
            log_metric="reward/mean"),
     *[Column(f"envfactory.{p}", f"EnvFactory {p}", "envfactory", p, p,
              log_metric=f"{p}/mean") for p in ENVFACTORY_PARTS],
-    *[c for s in VITABENCH_SETS for c in _vitabench(s)],
+    *[c for s in VITABENCH_PAPER_SETS for c in _vitabench(s)],
     Column("vitabench", "VitaBench average", "vitabench", "avg_reward", "reward",
-           headline=True),
+           headline=True,
+           aggregate="the paper's: unweighted mean of the delivery, in-store and OTA sets "
+                     "(cross-domain is its own column)"),
+    *_vitabench("cross"),
     Column("mcp_atlas", "MCP-Atlas pass@0.75", "mcp_atlas", "pass@0.75", "pass",
            headline=True, log_metric="mcp_atlas_scorer/pass@0.75"),
     Column("mcp_atlas.coverage", "MCP-Atlas coverage", "mcp_atlas", "mean_coverage",
            "coverage", log_metric="mcp_atlas_scorer/mean_coverage"),
+    Column("overall", "Overall (paper's)", "overall", "mean", "value", headline=True,
+           aggregate="the paper's Overall: unweighted mean of BFCL (the mean of BFCL MT "
+                     "overall and BFCL ST), τ² average, VitaBench average and MCP-Atlas pass "
+                     "rate; a row lacking a part gets a partial value, marked"),
 ]
 _BY_KEY = {c.key: c for c in ALL_COLUMNS}
 
 #: averages over a benchmark's parts (their own cells, never averaged across rows)
 AVERAGES = {"tau2": [f"tau2.{d}" for d in TAU2_DOMAINS],
-            "vitabench": [f"vitabench.{s}" for s in VITABENCH_SETS]}
+            "vitabench": [f"vitabench.{s}" for s in VITABENCH_PAPER_SETS]}
 
 
 def column(key: str) -> Column:
@@ -136,7 +186,11 @@ _BFCL_MT_ID = re.compile(rf"^multi_turn_({'|'.join(MULTI_TURN_CATEGORIES)})_\d+$
 
 
 def stratum_of(benchmark: str, sample_id: str, meta: dict[str, object] | None) -> str | None:
-    """BFCL multi-turn's category of a sample (from its official id, else metadata)."""
+    """A BFCL sample's category: multi-turn's from its official id, else (and for
+    single-turn) the sample's or score's `category` metadata."""
+    if benchmark == "bfcl_singleturn":
+        category = (meta or {}).get("category")
+        return str(category) if category is not None else None
     if benchmark != "bfcl_multi_turn":
         return None
     match = _BFCL_MT_ID.match(sample_id)

@@ -16,8 +16,8 @@ from pathlib import Path
 from envs.jsonl import write_atomic
 from leaderboard.records import Cell, Leaderboard
 
-__all__ = ["cell_text", "other_runs_text", "to_csv", "to_json", "to_markdown",
-           "write_outputs"]
+__all__ = ["ablations_markdown", "cell_text", "column_title", "other_runs_text", "to_csv",
+           "to_json", "to_markdown", "write_outputs"]
 
 
 def _pct(value: float) -> str:
@@ -89,14 +89,21 @@ def to_markdown(board: Leaderboard) -> str:
         lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
     if notes:
         lines += ["", "Notes:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)]
-    refs = [c for c in columns if c.reference and c.headline]
+    if board.ablations:
+        lines += ["", "## Ablations (reported)", "", *ablations_markdown(board)]
+    refs = [c for c in columns if (c.reference and c.headline) or c.aggregate]
     if refs:
         lines += ["", "## Column settings (what comparable cells share)", ""]
         for c in refs:
+            aggregate = f"aggregate: {c.aggregate}" if c.aggregate else ""
+            if not (c.reference and c.headline):
+                lines.append(f"- {c.title}: {aggregate}")
+                continue
             shown = ", ".join(f"{k}={v}" for k, v in c.reference.items() if len(v) < 80)
             whence = ("the task as shipped" if c.reference_from == "defaults"
                       else "most rows' (no run used the task's defaults)")
-            lines.append(f"- {c.title} ({whence}): {shown}")
+            lines.append(f"- {c.title} ({whence}): {shown}"
+                         + (f"; {aggregate}" if aggregate else ""))
     if board.curves:
         lines += ["", "## Checkpoint curves", ""]
         for run_id, per_col in board.curves.items():
@@ -115,6 +122,23 @@ def to_markdown(board: Leaderboard) -> str:
         lines += ["", "## Logs left out", ""]
         lines += [f"- {s.path}: {s.reason}" for s in board.skipped]
     return "\n".join(lines) + "\n"
+
+
+def column_title(board: Leaderboard, key: str) -> str:
+    return next((c.title for c in board.columns if c.key == key), key)
+
+
+def ablations_markdown(board: Leaderboard) -> list[str]:
+    """The paper's ablations as a Markdown table (one number per line, with its source)."""
+    lines = ["| ablation | setting | model | benchmark | value | source |",
+             "|---|---|---|---|---|---|"]
+    for a in board.ablations:
+        value = f"{a.value:.2f}" + (f" ({a.note})" if a.note else "")
+        lines.append(f"| {a.ablation} | {a.setting} | {a.size or 'not stated'} | "
+                     f"{column_title(board, a.column)} | {value} | {a.source} |")
+    if board.ablations_note:
+        lines += ["", board.ablations_note]
+    return lines
 
 
 CSV_FIELDS = ("row", "kind", "column", "value", "ci_low", "ci_high", "ci_method", "n",

@@ -172,7 +172,8 @@ def _sample(benchmark: str, summary: EvalSampleSummary) -> SampleRecord:
         meta["explanation"] = score.explanation[:300]
     return SampleRecord(
         id=str(summary.id), int_id=isinstance(summary.id, int), epoch=summary.epoch,
-        values=values, stratum=stratum_of(benchmark, str(summary.id), summary.metadata),
+        values=values,
+        stratum=stratum_of(benchmark, str(summary.id), {**meta, **(summary.metadata or {})}),
         error=summary.error, limit=summary.limit,
         score_meta={k: meta[k] for k in (*_SCORE_META, "explanation") if k in meta})
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Cell", "ColumnInfo", "CurvePoint", "FailureExample", "Leaderboard", "LogRecord",
-           "OtherRun", "RowInfo", "SampleRecord", "SkippedLog", "TaxonomyCount"]
+__all__ = ["AblationRow", "Cell", "ColumnInfo", "CurvePoint", "FailureExample", "Leaderboard",
+           "LogRecord", "OtherRun", "RowInfo", "SampleRecord", "SkippedLog", "TaxonomyCount"]
 
 
 class SampleRecord(BaseModel):
@@ -72,6 +72,8 @@ class ColumnInfo(BaseModel):
     reference_from: Literal["defaults", "majority"] | None = None
     """Where `reference` came from: the runs of the task as shipped (no `-T`, `--limit`,
     `--sample-id`), or, when no run used those, the settings most rows share."""
+    aggregate: str = ""
+    """Which aggregate the column's value is (`leaderboard.columns.Column.aggregate`)."""
 
 
 class OtherRun(BaseModel):
@@ -154,6 +156,22 @@ class TaxonomyCount(BaseModel):
     examples: list[FailureExample] = Field(default_factory=list)
 
 
+class AblationRow(BaseModel):
+    """One published ablation number: which ablation, which setting of it, on which
+    model and benchmark column, and where it is printed."""
+
+    ablation: str
+    setting: str
+    size: str | None = None
+    """The model size, where the paper says."""
+    column: str
+    """The benchmark column's key (`leaderboard.columns`)."""
+    value: float
+    """Percentage as printed."""
+    source: str
+    note: str = ""
+
+
 class SkippedLog(BaseModel):
     path: str
     reason: str
@@ -173,3 +191,6 @@ class Leaderboard(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     """Logs another log of the same row and task was preferred to (`table.pick_logs`)."""
     baselines_source: str | None = None
+    ablations: list[AblationRow] = Field(default_factory=list)
+    """The paper's ablations (from the baselines file), shown under the main table."""
+    ablations_note: str = ""

@@ -10,7 +10,9 @@ part columns (τ² domains, BFCL categories...) are shown, and whether the repor
 it (again: the other direction). Each measured cell links to its log file and shows the
 `inspect view` command for it on hover; every † and every cell with other runs of its
 task gets a numbered note in the list under the table, for the rows and columns shown.
-The failure taxonomy lists example samples (log + sample id).
+The paper's ablations follow the notes, as a table of their own (each number with its
+source), then which aggregate each column is and what its cells are compared against. The
+failure taxonomy lists example samples (log + sample id).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from envs.jsonl import write_atomic
 from leaderboard.columns import BENCHMARKS
-from leaderboard.outputs import other_runs_text
+from leaderboard.outputs import column_title, other_runs_text
 from leaderboard.plots import Plot
 from leaderboard.records import Leaderboard
 
@@ -56,7 +58,8 @@ sup{font-size:10px;color:#555}
 .grid img{width:100%;border:1px solid #eee}
 .wide{max-width:100%;border:1px solid #eee}
 code{background:#f4f4f4;padding:1px 3px}
-#taxonomy td{white-space:normal}
+#taxonomy td,#ablations td{white-space:normal}
+#ablations{margin:.3rem 0}#ablations-note{font-size:12px;max-width:110em}
 #settings li{font-size:12px}
 """
 
@@ -220,18 +223,42 @@ def _embed(data: object) -> str:
 
 
 def _settings_html(board: Leaderboard) -> str:
-    """What each headline column's cells are compared against, and where that came from."""
+    """Which aggregate each column is, and what each headline column's cells are
+    compared against (and where that came from)."""
     items = []
     for c in board.columns:
-        if not (c.headline and c.reference):
-            continue
-        whence = ("the task as shipped (runs with no -T option, --limit or --sample-id)"
-                  if c.reference_from == "defaults" else
-                  "the settings most rows share (no run used the task's defaults)")
-        shown = ", ".join(f"{k}={v}" for k, v in c.reference.items() if len(v) < 80)
-        items.append(f"<li><b>{html.escape(c.title)}</b>: {html.escape(whence)}: "
-                     f"<code>{html.escape(shown)}</code></li>")
+        parts = []
+        if c.aggregate:
+            parts.append(f"aggregate: {html.escape(c.aggregate)}")
+        if c.headline and c.reference:
+            whence = ("the task as shipped (runs with no -T option, --limit or --sample-id)"
+                      if c.reference_from == "defaults" else
+                      "the settings most rows share (no run used the task's defaults)")
+            shown = ", ".join(f"{k}={v}" for k, v in c.reference.items() if len(v) < 80)
+            parts.append(f"{html.escape(whence)}: <code>{html.escape(shown)}</code>")
+        if parts:
+            items.append(f"<li><b>{html.escape(c.title)}</b>: {'; '.join(parts)}</li>")
     return "<ul id='settings'>" + "".join(items) + "</ul>" if items else ""
+
+
+def _ablations_html(board: Leaderboard) -> str:
+    """The paper's ablations, one number per row with its source."""
+    if not board.ablations:
+        return ""
+    rows = "".join(
+        f"<tr><td class='label'>{html.escape(a.ablation)}</td>"
+        f"<td class='label'>{html.escape(a.setting)}</td>"
+        f"<td class='label'>{html.escape(a.size or 'not stated')}</td>"
+        f"<td class='label'>{html.escape(column_title(board, a.column))}</td>"
+        f"<td>{a.value:.2f}</td><td class='label'>{html.escape(a.source)}"
+        + (f"; {html.escape(a.note)}" if a.note else "") + "</td></tr>"
+        for a in board.ablations)
+    note = f"<p id='ablations-note'>{html.escape(board.ablations_note)}</p>" \
+        if board.ablations_note else ""
+    return ("<h3>Ablations (reported)</h3><table id='ablations'><tr><th class='label'>"
+            "ablation</th><th class='label'>setting</th><th class='label'>model</th>"
+            "<th class='label'>benchmark</th><th>value (%)</th><th class='label'>source"
+            f"</th></tr>{rows}</table>{note}")
 
 
 def _images(plots: list[Plot], out: Path, css_class: str = "") -> str:
@@ -271,6 +298,7 @@ rest of its column; [n]: see the numbered notes under the table. Click a header 
 <div class="scroll"><table id="table"></table></div>
 <h3 id="notes-title">Notes</h3>
 <ol id="notes"></ol>
+{_ablations_html(board)}
 <h3>What each column compares</h3>
 {_settings_html(board)}
 <h2>Plots</h2>

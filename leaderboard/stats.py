@@ -9,7 +9,7 @@ leaderboard rebuilt from the same logs prints the same intervals.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -34,26 +34,33 @@ def _per_sample(trials: dict[str, list[float]]) -> tuple[list[str], np.ndarray]:
 
 
 def estimate(values: Sequence[tuple[str, str | None, float]],
-             stratified: bool = False) -> Estimate | None:
+             stratified: bool = False,
+             weights: Mapping[str, float] | None = None) -> Estimate | None:
     """`values` are (sample id, stratum, per-trial value) triples, several per id when
     there are epochs. The statistic is the mean over samples of each sample's mean over
-    its trials; `stratified`: the unweighted mean of that per stratum. None when there is
-    no value."""
+    its trials; `stratified`: the unweighted mean of that per stratum; `weights`
+    (stratum -> weight, summing to 1): the weighted mean of that per stratum, each
+    stratum resampled within itself (BFCL's official single-turn aggregate). None when
+    there is no value."""
     groups: dict[str | None, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for sample_id, stratum, value in values:
-        groups[stratum if stratified else None][sample_id].append(value)
+        groups[stratum if stratified or weights else None][sample_id].append(value)
     if not groups:
         return None
     rng = np.random.default_rng(SEED)
-    points, draws, n = [], [], 0
-    for _, trials in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    points, draws, shares, n = [], [], [], 0
+    for stratum, trials in sorted(groups.items(), key=lambda kv: str(kv[0])):
         _, means = _per_sample(trials)
         n += len(means)
         points.append(means.mean())
         picks = rng.integers(0, len(means), size=(BOOTSTRAP_RESAMPLES, len(means)))
         draws.append(means[picks].mean(axis=1))
-    value = float(np.mean(points))
-    boot = np.mean(np.vstack(draws), axis=0)
+        if weights:
+            shares.append(weights[str(stratum)])
+    if weights:
+        value, boot = float(np.dot(shares, points)), np.dot(shares, np.vstack(draws))
+    else:
+        value, boot = float(np.mean(points)), np.mean(np.vstack(draws), axis=0)
     low, high = np.percentile(boot, [2.5, 97.5])
     return Estimate(value, n, float(min(low, value)), float(max(high, value)))
 

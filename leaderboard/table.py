@@ -16,6 +16,8 @@ Rules that keep the numbers honest:
   row only; a row that lacks a part or has a part not comparable with its column gets a
   marked cell that says so.
 * Deltas are taken only between cells of identical settings.
+* The Overall column is the paper's (`leaderboard.overall`), from the row's own cells;
+  a row lacking a part, or with a part not comparable, gets a marked cell.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Literal
 
 from leaderboard import columns as cols
 from leaderboard.baselines import BaselineFile, reported_rows
+from leaderboard.overall import OVERALL_KEY, OVERALL_PARTS, paper_overall
 from leaderboard.read import model_name
 from leaderboard.records import (
     Cell,
@@ -37,7 +40,7 @@ from leaderboard.records import (
     OtherRun,
     RowInfo,
 )
-from leaderboard.stats import estimate, pass_hat_curve
+from leaderboard.stats import Estimate, estimate, pass_hat_curve
 
 __all__ = ["Picked", "build_table", "pick_logs", "trial_values"]
 
@@ -150,7 +153,10 @@ def _measured_cell(rec: LogRecord, column: cols.Column) -> Cell | None:
                     ci_low=None if stderr is None else headline - 1.96 * stderr,
                     ci_high=None if stderr is None else headline + 1.96 * stderr,
                     ci_method="none" if stderr is None else "stderr")
-    est = estimate(trial_values(rec, column), stratified=column.stratified)
+    if column.groups:
+        est = _grouped(rec, column)
+    else:
+        est = estimate(trial_values(rec, column), stratified=column.stratified)
     if est is None:
         return None
     passes: dict[str, float] = {}
@@ -160,6 +166,34 @@ def _measured_cell(rec: LogRecord, column: cols.Column) -> Cell | None:
     return Cell(value=est.value, n=est.n, ci_low=est.low, ci_high=est.high,
                 ci_method="bootstrap", epochs=rec.epochs, pass_hat=passes, logs=[rec.path],
                 log_value=rec.metrics.get(column.log_metric or ""))
+
+
+def _grouped(rec: LogRecord, column: cols.Column) -> Estimate | None:
+    """A weighted mean over groups of strata (`Column.groups`); None unless every group
+    has samples (as the log's own aggregate, computed only when all its parts ran)."""
+    group_of = {stratum: name for name, strata, _ in column.groups for stratum in strata}
+    values = [(sid, group_of[s], v) for sid, s, v in trial_values(rec, column)
+              if s in group_of]
+    weights = {name: weight for name, _, weight in column.groups}
+    if {g for _, g, _ in values} != set(weights):
+        return None
+    return estimate(values, weights=weights)
+
+
+def _overall(row_cells: dict[str, Cell]) -> Cell | None:
+    """The paper's Overall of a measured row, from its own cells (no interval: its parts
+    are different samples); marked where a part is missing or not comparable."""
+    overall = paper_overall({k: row_cells[k].value for k in OVERALL_PARTS if k in row_cells})
+    if overall is None:
+        return None
+    present = [k for k in OVERALL_PARTS if k in row_cells]
+    odd = [k for k in present if not row_cells[k].comparable]
+    notes = [overall.note()] + ([f"part(s) not comparable with their column: "
+                                 f"{', '.join(odd)}"] if odd else [])
+    return Cell(value=overall.value, n=sum(row_cells[k].n for k in present),
+                comparable=not (overall.partial or odd), note="; ".join(notes),
+                epochs=min(row_cells[k].epochs for k in present),
+                logs=[path for k in present for path in row_cells[k].logs])
 
 
 def _differences(settings: dict[str, str], reference: dict[str, str]) -> str:
@@ -251,6 +285,11 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
             if cell is not None:
                 r.cells[avg_key] = cell
                 known[avg_key] = cols.column(avg_key)
+    for r in rows.values():
+        cell = _overall(r.cells)
+        if cell is not None:
+            r.cells[OVERALL_KEY] = cell
+            known[OVERALL_KEY] = cols.column(OVERALL_KEY)
     # deltas against the base row, between cells of identical settings
     for r in rows.values():
         r.base_row = _base_row(r, rows)
@@ -259,7 +298,7 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
         base = rows[r.base_row]
         for key, cell in r.cells.items():
             other = base.cells.get(key)
-            if other is None or key in cols.AVERAGES:
+            if other is None or key in cols.AVERAGES or key == OVERALL_KEY:
                 continue
             if settings.get((r.key, key)) == settings.get((base.key, key)):
                 cell.delta = cell.value - other.value
@@ -272,11 +311,13 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
         reference, source = picked.references.get(c.key, ({}, None))
         columns.append(ColumnInfo(key=c.key, title=c.title, benchmark=c.benchmark,
                                   metric=c.metric, headline=c.headline, reference=reference,
-                                  reference_from=source))
+                                  reference_from=source, aggregate=c.aggregate))
     measured = sorted(rows.values(), key=lambda r: (r.run_id or "", r.step or -1, r.key))
     return Leaderboard(columns=columns, rows=measured + reported,
                        curves=_curves(measured), superseded=picked.superseded,
-                       baselines_source=baselines.paper if baselines else None)
+                       baselines_source=baselines.paper if baselines else None,
+                       ablations=baselines.ablations if baselines else [],
+                       ablations_note=baselines.ablations_note if baselines else "")
 
 
 def _curves(rows: list[RowInfo]) -> dict[str, dict[str, list[CurvePoint]]]:
