@@ -9,12 +9,14 @@ instance has its own `api` — isolation without a process per episode.
 
 Schemas come from the FastMCP wrappers (what an MCP client would see); arguments are
 validated by the wrappers' own Pydantic argument models; state is the API's
-`save_scenario()` and a failed call is rolled back with `load_scenario()` (through
-`Environment.call`, whose hooks this adapter fills in).
+`save_scenario()`, set with `load_scenario()`; a failed call is rolled back by putting the
+API object's attributes back (through `Environment.call`, whose hooks this adapter fills
+in).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib.util
 import inspect
@@ -128,6 +130,32 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
     def _failure_message(self, name: str, error: BaseException) -> str:
         return str(error) or type(error).__name__  # the wrapper's own reason, as MCP shows
 
+    # A failed write is undone by putting the API object's attributes back, not through
+    # `load_scenario`: many release servers' default state does not pass their own
+    # scenario model (an empty `current_time` against its pattern), so a rollback that
+    # validated would fail exactly where it is needed. An attribute that cannot be deep-
+    # copied (a live HTTP client) makes the undo record the `save_scenario()` snapshot.
+
+    def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
+        return self._attributes()
+
+    def _rollback(self, checkpoint: Any) -> None:
+        self._put_back(checkpoint)
+
+    def _attributes(self) -> tuple[str, Any]:
+        try:
+            return "attributes", copy.deepcopy(vars(self.api))
+        except Exception:  # noqa: BLE001 - any attribute may refuse to be copied
+            return "snapshot", self.snapshot()
+
+    def _put_back(self, saved: tuple[str, Any]) -> None:
+        kind, value = saved
+        if kind == "attributes":
+            vars(self.api).clear()
+            vars(self.api).update(value)
+        else:
+            self.api.load_scenario(dict(value))
+
     def snapshot(self) -> dict[str, Any]:
         data = to_jsonable_python(self.api.save_scenario())
         if not isinstance(data, dict):
@@ -135,7 +163,14 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
         return data
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        self.api.load_scenario(dict(snapshot))
+        """`load_scenario(snapshot)`; if the server refuses it, the state stays as it was
+        (a `load_scenario` may assign some attributes before its validation fails)."""
+        before = self._attributes()
+        try:
+            self.api.load_scenario(dict(snapshot))
+        except Exception:
+            self._put_back(before)
+            raise
 
 
 def load_directory(directory: Path) -> dict[str, Callable[[], EnvFactoryFormatEnvironment]]:

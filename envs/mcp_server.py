@@ -138,7 +138,11 @@ def build_server(
             try:
                 env.restore(scenario)
             except Exception as e:  # noqa: BLE001 - report, keep the old state
-                env.restore(backup)
+                # only when the refusal changed something: a state that does not pass
+                # its own model (a release server's default) cannot be restored, and an
+                # atomic restore (contract environments, the release's) left it as it was
+                if env.snapshot() != backup:
+                    env.restore(backup)
                 return _error(f"load_scenario rejected the scenario: {e}",
                               ErrorKind.INVALID_ARGUMENTS)
             return _ok("Successfully loaded scenario")

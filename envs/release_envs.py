@@ -37,13 +37,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envs.base import Environment
-from envs.envfactory_format import EnvFactoryFormatEnvironment
+from envs.envfactory_format import READ_PREFIXES, EnvFactoryFormatEnvironment
 from envs.names import RELEASE_PREFIX
 from envs.release_registry import ENVFACTORY, RELEASE_VERIFY
 
 __all__ = ["PREFIX", "RELEASE_SOURCE", "ReleaseEnv", "ReleaseEnvError", "ReleaseScenario",
            "create_release", "get_release", "list_release", "release_root", "release_set",
-           "split_spec", "verified_names"]
+           "split_spec", "verified_names", "verify_record"]
 
 PREFIX = RELEASE_PREFIX
 #: what the registry and logs name as these environments' source
@@ -165,16 +165,16 @@ def _is_tool_decorator(node: ast.expr) -> bool:
     return isinstance(target, ast.Attribute) and target.attr == "tool"
 
 
-_servers: dict[Path, tuple[tuple[int, int], tuple[int, str | None]]] = {}
+_servers: dict[Path, tuple[tuple[int, int], tuple[tuple[str, ...], str | None]]] = {}
 
 
-def _inspect_server(path: Path) -> tuple[int, str | None]:
-    """(tool count, problem) from the file's syntax tree, parsed once per process and
+def _inspect_server(path: Path) -> tuple[tuple[str, ...], str | None]:
+    """(tool names, problem) from the file's syntax tree, parsed once per process and
     again when the file changes."""
     try:
         stat = path.stat()
     except OSError as e:
-        return 0, f"{path}: cannot read it: {e.strerror or e}"
+        return (), f"{path}: cannot read it: {e.strerror or e}"
     key = (stat.st_mtime_ns, stat.st_size)
     cached = _servers.get(path)
     if cached is None or cached[0] != key:
@@ -183,24 +183,35 @@ def _inspect_server(path: Path) -> tuple[int, str | None]:
     return cached[1]
 
 
-def _parse_server(path: Path) -> tuple[int, str | None]:
-    """The `@mcp.tool()` functions other than the scenario tools, and whether a class
-    defines load/save_scenario (what the format requires; importing is not needed)."""
+def _tool_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The MCP name of a module-level function decorated `@mcp.tool(...)` (its own name
+    unless the decorator gives `name="..."`), None when it is no tool."""
+    for decorator in function.decorator_list:
+        if _is_tool_decorator(decorator):
+            given = next((k.value.value for k in getattr(decorator, "keywords", [])
+                          if k.arg == "name" and isinstance(k.value, ast.Constant)
+                          and isinstance(k.value.value, str)), None)
+            return given or function.name
+    return None
+
+
+def _parse_server(path: Path) -> tuple[tuple[str, ...], str | None]:
+    """The `@mcp.tool()` names other than the scenario tools, and whether a class defines
+    load/save_scenario (what the format requires; importing is not needed)."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except OSError as e:
-        return 0, f"{path}: cannot read it: {e.strerror or e}"
+        return (), f"{path}: cannot read it: {e.strerror or e}"
     except (SyntaxError, ValueError) as e:
-        return 0, f"{path}: does not parse: {type(e).__name__}: {e}"
-    tools = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-             and n.name not in _SCENARIO_METHODS
-             and any(_is_tool_decorator(d) for d in n.decorator_list)]
+        return (), f"{path}: does not parse: {type(e).__name__}: {e}"
+    names = [_tool_name(n) for n in tree.body
+             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    tools = tuple(sorted(n for n in names if n is not None and n not in _SCENARIO_METHODS))
     api = [n for n in tree.body if isinstance(n, ast.ClassDef)
            and _SCENARIO_METHODS <= {f.name for f in n.body if isinstance(f, ast.FunctionDef)}]
     if not api:
-        return len(tools), (f"{path}: no class defines both load_scenario() and "
-                            "save_scenario()")
-    return len(tools), None
+        return tools, f"{path}: no class defines both load_scenario() and save_scenario()"
+    return tools, None
 
 
 @dataclass(frozen=True)
@@ -214,6 +225,13 @@ class ReleaseEnv:
     tool_count: int  # counted WITHOUT importing the server (AST)
     #: why the entry cannot be used (read from the file, without importing it)
     problem: str | None = None
+    #: the tools' names, read the same way
+    tools: tuple[str, ...] = ()
+
+    @property
+    def write_count(self) -> int:
+        """Tools taken for writes, by the importer's own rule (`READ_PREFIXES`)."""
+        return sum(not t.startswith(READ_PREFIXES) for t in self.tools)
 
     @property
     def qualified(self) -> str:
@@ -279,7 +297,7 @@ def _entry(root: Path, server: Path) -> ReleaseEnv:
     return ReleaseEnv(name=name, server=server,
                       metadata=metadata if metadata.is_file() else None,
                       checkpoint=checkpoint if checkpoint.is_file() else None,
-                      tool_count=tools, problem=problem)
+                      tool_count=len(tools), problem=problem, tools=tools)
 
 
 def list_release(root: Path | None = None) -> list[ReleaseEnv]:
@@ -335,9 +353,16 @@ def create_release(spec: str, root: Path | None = None) -> Environment:
         except Exception as e:  # noqa: BLE001 - the server's own validation, any error type
             raise ReleaseEnvError(
                 f"{entry.checkpoint}: scenario {scenario.scenario_id!r} is refused by "
-                f"{entry.server.name}'s load_scenario: {type(e).__name__}: "
-                f"{' '.join(str(e).split())}") from None
+                f"{entry.server.name}'s load_scenario: {_reason(e)}") from None
     return env
+
+
+def _reason(error: Exception) -> str:
+    """One line: a Pydantic error's fields and messages, else the error's own text."""
+    if isinstance(error, ValidationError):
+        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'scenario'}: {e['msg']}"
+                         for e in error.errors())
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 # --- what `envgen verify` recorded -----------------------------------------------------
@@ -359,8 +384,8 @@ class _Summary(BaseModel):
     environments: dict[str, _Verified]
 
 
-def verified_names(root: Path | None = None) -> set[str] | None:
-    """Names (`release/Airline`) whose recorded `envgen verify` verdict is `passed`; None
+def verify_record(root: Path | None = None) -> dict[str, str] | None:
+    """`release/<Name>` -> its recorded `envgen verify` verdict (`passed` | `failed`); None
     when nothing is recorded. The record is `<root>/summary.json` (default
     `RELEASE_VERIFY.path()`); one that cannot be read is a `ReleaseEnvError` naming it."""
     path = (Path(root) if root is not None else RELEASE_VERIFY.path()) / "summary.json"
@@ -374,8 +399,15 @@ def verified_names(root: Path | None = None) -> set[str] | None:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"
         raise ReleaseEnvError(f"{path}: {where}: {first['msg']}") from None
-    return {name for name, record in summary.environments.items()
-            if record.verdict == "passed" and name.startswith(PREFIX)}
+    return {name: record.verdict for name, record in summary.environments.items()
+            if name.startswith(PREFIX)}
+
+
+def verified_names(root: Path | None = None) -> set[str] | None:
+    """Names (`release/Airline`) whose recorded `envgen verify` verdict is `passed`; None
+    when nothing is recorded (`verify_record`)."""
+    record = verify_record(root)
+    return None if record is None else {n for n, v in record.items() if v == "passed"}
 
 
 def release_set(*, verified_only: bool = True) -> list[str]:
