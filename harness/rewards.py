@@ -1,4 +1,39 @@
-"""EnvFactory's composite reward, as released with the paper, made sound for every task.
+"""EnvFactory's composite reward in two variants, chosen by `RewardSettings.variant`.
+
+    R = max(0, α·R_traj + (1 − α)·R_state − P_length − P_format)
+
+`composite_reward` is the one entry point; the variant that ran, with its α and γ, is in
+its `RewardBreakdown`, and every log, export manifest and card that holds a reward
+records `RewardSettings`.
+
+`release` (the default of `RewardSettings`) is the reward the paper trained with, as its
+RL fork computes it (RolandXMR/verl@8068d50c `EnvFactory/reward/tool_reward_fcn.py`;
+notes/envfactory.md §11, §16), rule for rule:
+
+* values match when `==` holds (so `True` matches `1` and `1` matches `1.0`; containers
+  compare with Python's `==`), else when both are numbers (bools included) within
+  `math.isclose(rel_tol=1e-6)`;
+* R_traj ∈ {0, 1}: for each gold call in gold order, the first solution call not yet
+  used with the same name whose arguments hold every non-masked gold argument with a
+  matching value is used (greedy: a loose gold call can take the only call a later one
+  needed); 1 if every gold call found one. No solution call at all: 0 (even on an empty
+  gold); an empty gold and a non-empty solution: 1. Whether the environment accepted a
+  call is not looked at;
+* R_state: the fraction of the servers named by the gold calls (the release takes the
+  prefix of each gold call's name before "-": the call's environment) that have a gold
+  final state, whose solution final state equals it (`==`, no ignored fields; a solution
+  state given as a JSON string is parsed first, as the release does); 0 when there is no
+  such server. The agent's states are used as given; a rollout holding a snapshot of
+  every environment passes `opened_states(...)`, what the release's rollout saves (the
+  servers the agent called: one it never called has no state, so it mismatches);
+* P_length = min(γ · (|solution| − |gold|)⁺, 0.5), only when both lists are non-empty;
+* P_format = min(0.05 · unparseable calls, 0.5).
+
+The release's scorer also catches every exception and then scores 0; a solution call
+whose `arguments` is not an object can raise there. `Call` holds arguments as an object,
+so its callers decide what such a call is (training.verl.reward: no arguments).
+
+`strict`: EnvFactory's composite reward, as released with the paper, made sound for every task.
 
     R = max(0, α·R_traj + (1 − α)·R_state − P_length − P_format)
 
@@ -24,48 +59,70 @@
   Fields the task declares irrelevant (`ignore_paths`) are removed before every
   comparison, so touching only them is no change. Every environment must have an
   initial, a gold final and an agent final state; a missing one is an error, not a match.
-* P_length = min(0.05 · extra calls, 0.5), extra calls being the solution calls beyond
-  the gold's number, rejected ones included (they are still calls). The official code
-  charges it only when both lists are non-empty, which made any number of calls free
-  on an empty gold; here it always applies.
+* P_length = min(γ · extra calls, 0.5) (γ = 0.05 as released), extra calls being the
+  solution calls beyond the gold's number, rejected ones included (they are still
+  calls). The official code charges it only when both lists are non-empty, which made
+  any number of calls free on an empty gold; here it always applies.
 * P_format = min(0.05 · unparseable calls, 0.5).
 
-So on an empty gold an agent that does nothing scores 1, one that only reads loses 0.05
+So on an empty gold an agent that does nothing scores 1, one that only reads loses γ
 a call, and one that changes anything scores at most α − P_length (0.45 by default).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.trajectory import Call
 
 __all__ = [
+    "VARIANTS",
     "RewardBreakdown",
-    "RewardConfig",
+    "RewardSettings",
+    "RewardVariant",
     "calls_match",
     "composite_reward",
+    "opened_states",
     "r_state",
     "r_traj",
+    "release_calls_match",
+    "release_r_state",
+    "release_r_traj",
+    "release_values_match",
     "strip_paths",
 ]
 
 State = Mapping[str, Any]
+RewardVariant = Literal["release", "strict"]
+VARIANTS: tuple[RewardVariant, ...] = ("release", "strict")
+
+#: both variants, as released: each penalty is capped, a bad call costs 0.05
+PENALTY_CAP = 0.5
+FORMAT_PENALTY_PER_CALL = 0.05
+REL_TOL = 1e-6
 
 
-class RewardConfig(BaseModel):
-    alpha: float = Field(
-        default=0.5, ge=0, le=1, description="weight of R_traj (paper's α / code's τ)")
-    length_penalty_per_call: float = 0.05
-    length_penalty_cap: float = 0.5
-    format_penalty_per_call: float = 0.05
-    format_penalty_cap: float = 0.5
-    rel_tol: float = 1e-6
+class RewardSettings(BaseModel):
+    """Which reward ran: what every log, export manifest, card and leaderboard column
+    setting that holds a reward records."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    variant: RewardVariant = "release"
+    alpha: float = Field(default=0.5, ge=0, le=1,
+                         description="weight of R_traj (the paper's α, the code's τ)")
+    gamma: float = Field(default=0.05, ge=0,
+                         description="P_length per extra call (the release's 0.05)")
+
+    def label(self) -> str:
+        """One line for logs and column settings: `release α=0.5 γ=0.05`."""
+        return f"{self.variant} α={self.alpha:g} γ={self.gamma:g}"
 
 
 class RewardBreakdown(BaseModel):
@@ -74,12 +131,90 @@ class RewardBreakdown(BaseModel):
     r_state: float
     p_length: float
     p_format: float
+    variant: RewardVariant
     alpha: float
+    gamma: float
     #: environments that entered R_state, with whether each matched
     state_matches: dict[str, bool] = Field(default_factory=dict)
 
 
-def values_equal(gold: Any, got: Any, rel_tol: float = 1e-6) -> bool:
+# --- release -------------------------------------------------------------------------
+
+
+def release_values_match(gold: Any, got: Any) -> bool:
+    """The release's value match: `==`, else two numbers (bools are ints) within 1e-6."""
+    if got == gold:
+        return True
+    return (isinstance(got, (int, float)) and isinstance(gold, (int, float))
+            and math.isclose(got, gold, rel_tol=REL_TOL))
+
+
+def release_calls_match(gold: Call, got: Call) -> bool:
+    """Same name (environment and tool); every non-masked gold argument present in
+    `got` with a matching value."""
+    if (gold.env, gold.name) != (got.env, got.name):
+        return False
+    masked = set(gold.masked_arguments)
+    return all(k in got.arguments and release_values_match(v, got.arguments[k])
+               for k, v in gold.arguments.items() if k not in masked)
+
+
+def release_r_traj(gold: Sequence[Call], solution: Sequence[Call]) -> float:
+    """1.0 iff each gold call, in order, finds a first unused matching solution call."""
+    if not solution:
+        return 0.0
+    used: set[int] = set()
+    for g in gold:
+        j = next((j for j, s in enumerate(solution)
+                  if j not in used and release_calls_match(g, s)), None)
+        if j is None:
+            return 0.0
+        used.add(j)
+    return 1.0
+
+
+def _parsed(state: Any) -> Any:
+    """A state the release received as a JSON string, parsed (unchanged if it is not)."""
+    if isinstance(state, str):
+        try:
+            return json.loads(state)
+        except ValueError:
+            return state
+    return state
+
+
+def release_r_state(gold: Sequence[Call], gold_final: Mapping[str, State],
+                    agent_final: Mapping[str, Any]) -> tuple[float, dict[str, bool]]:
+    """Fraction of the gold's servers with a gold final state whose agent final state
+    equals it (0 when none), with each server's match."""
+    servers = {c.env for c in gold}
+    matches = {env: _parsed(agent_final.get(env)) == state
+               for env, state in gold_final.items() if env in servers}
+    return (sum(matches.values()) / len(matches) if matches else 0.0), matches
+
+
+def opened_states(final: Mapping[str, State], solution: Sequence[Call]) -> dict[str, State]:
+    """The states a release rollout saves from a snapshot of every environment: those of
+    the environments a solution call named (it opens a server on its first call and
+    saves the servers it opened)."""
+    called = {c.env for c in solution}
+    return {env: state for env, state in final.items() if env in called}
+
+
+def _release(gold: Sequence[Call], solution: Sequence[Call],
+             gold_final: Mapping[str, State], agent_final: Mapping[str, Any],
+             unparseable_calls: int, settings: RewardSettings) -> RewardBreakdown:
+    traj = release_r_traj(gold, solution)
+    state, matches = release_r_state(gold, gold_final, agent_final)
+    p_length = (min(settings.gamma * max(len(solution) - len(gold), 0), PENALTY_CAP)
+                if gold and solution else 0.0)
+    return _breakdown(traj, state, p_length, unparseable_calls, matches, settings)
+
+
+# --- strict --------------------------------------------------------------------------
+
+
+def values_equal(gold: Any, got: Any, rel_tol: float = REL_TOL) -> bool:
     """Numbers within `rel_tol` (bools are not numbers); containers element-wise."""
     if isinstance(gold, bool) or isinstance(got, bool):
         return type(gold) is type(got) and gold == got
@@ -94,7 +229,7 @@ def values_equal(gold: Any, got: Any, rel_tol: float = 1e-6) -> bool:
     return bool(gold == got)
 
 
-def calls_match(gold: Call, got: Call, rel_tol: float = 1e-6) -> bool:
+def calls_match(gold: Call, got: Call, rel_tol: float = REL_TOL) -> bool:
     """Same tool on the same environment, every non-masked gold argument equal."""
     if (gold.env, gold.name) != (got.env, got.name):
         return False
@@ -105,7 +240,7 @@ def calls_match(gold: Call, got: Call, rel_tol: float = 1e-6) -> bool:
     )
 
 
-def r_traj(gold: Sequence[Call], solution: Sequence[Call], rel_tol: float = 1e-6) -> float:
+def r_traj(gold: Sequence[Call], solution: Sequence[Call], rel_tol: float = REL_TOL) -> float:
     """1.0 iff the gold calls can be matched one-to-one to solution calls the
     environment did not reject."""
     solution = [s for s in solution if s.ok is not False]
@@ -189,31 +324,51 @@ def r_state(
     return sum(matches.values()) / len(matches), matches
 
 
+def _strict(gold: Sequence[Call], solution: Sequence[Call], initial: Mapping[str, State],
+            gold_final: Mapping[str, State], agent_final: Mapping[str, State],
+            unparseable_calls: int, ignore_paths: Mapping[str, Sequence[str]] | None,
+            settings: RewardSettings) -> RewardBreakdown:
+    traj = r_traj(gold, solution)
+    envs = list(dict.fromkeys([*initial, *(c.env for c in gold)]))
+    state, matches = r_state(envs, initial, gold_final, agent_final, ignore_paths, traj)
+    p_length = min(settings.gamma * max(0, len(solution) - len(gold)), PENALTY_CAP)
+    return _breakdown(traj, state, p_length, unparseable_calls, matches, settings)
+
+
+# --- both ----------------------------------------------------------------------------
+
+
+def _breakdown(traj: float, state: float, p_length: float, unparseable_calls: int,
+               matches: dict[str, bool], settings: RewardSettings) -> RewardBreakdown:
+    p_format = min(FORMAT_PENALTY_PER_CALL * unparseable_calls, PENALTY_CAP)
+    reward = max(0.0, settings.alpha * traj + (1 - settings.alpha) * state
+                 - p_length - p_format)
+    return RewardBreakdown(reward=reward, r_traj=traj, r_state=state, p_length=p_length,
+                           p_format=p_format, variant=settings.variant,
+                           alpha=settings.alpha, gamma=settings.gamma,
+                           state_matches=matches)
+
+
 def composite_reward(
     gold: Sequence[Call],
     solution: Sequence[Call],
     initial: Mapping[str, State],
     gold_final: Mapping[str, State],
-    agent_final: Mapping[str, State],
+    agent_final: Mapping[str, Any],
     *,
+    settings: RewardSettings,
     unparseable_calls: int = 0,
     ignore_paths: Mapping[str, Sequence[str]] | None = None,
-    config: RewardConfig | None = None,
 ) -> RewardBreakdown:
-    """The composite reward and its parts for one episode.
+    """The composite reward and its parts for one episode, in `settings.variant` (no
+    default: a caller always says which reward it means).
 
-    The episode's environments are those of `initial` (plus any a gold call names, which
-    must then have states too); see the module docstring for the rules.
+    `release` reads neither `initial` nor `ignore_paths` (the release has neither);
+    `strict` scores the environments of `initial` (plus any a gold call names, which must
+    then have states too). See the module docstring for the rules.
     """
-    cfg = config or RewardConfig()
-    traj = r_traj(gold, solution, cfg.rel_tol)
-    envs = list(dict.fromkeys([*initial, *(c.env for c in gold)]))
-    state, matches = r_state(envs, initial, gold_final, agent_final, ignore_paths, traj)
-    extra = max(0, len(solution) - len(gold))
-    p_length = min(cfg.length_penalty_per_call * extra, cfg.length_penalty_cap)
-    p_format = min(cfg.format_penalty_per_call * unparseable_calls, cfg.format_penalty_cap)
-    reward = max(0.0, cfg.alpha * traj + (1 - cfg.alpha) * state - p_length - p_format)
-    return RewardBreakdown(
-        reward=reward, r_traj=traj, r_state=state, p_length=p_length, p_format=p_format,
-        alpha=cfg.alpha, state_matches=matches,
-    )
+    if settings.variant == "release":
+        return _release(gold, solution, gold_final, agent_final, unparseable_calls,
+                        settings)
+    return _strict(gold, solution, initial, gold_final, agent_final, unparseable_calls,
+                   ignore_paths, settings)

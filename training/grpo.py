@@ -9,7 +9,10 @@ launches `python -m verl.trainer.main_ppo` with those overrides plus the paths:
 - `data.train_files` / `data.val_files`: the export's parquet;
 - `actor_rollout_ref.rollout.multi_turn.tool_config_path`: the export's `tools.yaml`
   (one `training.verl.tools.EnvTool` per environment tool);
-- `reward.custom_reward_function.path=training/verl/reward.py`, `name=compute_score`;
+- `reward.custom_reward_function.path=training/verl/reward.py`, `name=compute_score`, and
+  `reward_kwargs.variant/alpha/gamma`: the config's `reward` (`harness.rewards.RewardSettings`)
+  or, when it sets none, the preset's (both presets: `release`, α 0.5, γ 0.05, the reward
+  the paper trained with), so the command line and `verl_overrides.txt` record it;
 - `trainer.default_local_dir`: the output directory, whose `global_step_*` checkpoints
   are stamped with provenance afterwards (auto-scoring groups them by run).
 
@@ -24,15 +27,16 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.hashing import file_sha256
+from harness.rewards import RewardSettings
 from training.provenance import CheckpointProvenance, base_model_id, write_provenance
 
-__all__ = ["GrpoConfig", "command", "overrides", "run_grpo"]
+__all__ = ["GrpoConfig", "command", "overrides", "reward_settings", "run_grpo"]
 
 CONFIGS = Path(__file__).parent / "verl" / "configs"
 REWARD = Path(__file__).parent / "verl" / "reward.py"
@@ -48,14 +52,27 @@ class GrpoConfig(BaseModel):
     #: an `envfactory train export` directory
     data: Path
     output_dir: Path
+    #: the reward optimised (default: the preset's, the release's)
+    reward: RewardSettings | None = None
     #: extra Hydra overrides, applied last
     overrides: list[str] = Field(default_factory=list)
     run_id: str | None = None
 
 
+def _preset(preset: str) -> dict[str, Any]:
+    """A shipped preset file: `overrides` (Hydra) and `reward` (`RewardSettings`)."""
+    data: dict[str, Any] = yaml.safe_load((CONFIGS / f"{preset}.yaml").read_text(
+        encoding="utf-8"))
+    return data
+
+
 def preset_overrides(preset: str) -> list[str]:
-    data = yaml.safe_load((CONFIGS / f"{preset}.yaml").read_text(encoding="utf-8"))
-    return [str(o) for o in data["overrides"]]
+    return [str(o) for o in _preset(preset)["overrides"]]
+
+
+def reward_settings(config: GrpoConfig) -> RewardSettings:
+    """The reward the run optimises: the config's, else its preset's."""
+    return config.reward or RewardSettings.model_validate(_preset(config.preset)["reward"])
 
 
 def overrides(config: GrpoConfig) -> list[str]:
@@ -73,6 +90,8 @@ def overrides(config: GrpoConfig) -> list[str]:
         f"actor_rollout_ref.rollout.multi_turn.tool_config_path={(rl / 'tools.yaml').resolve()}",
         f"reward.custom_reward_function.path={REWARD}",
         "reward.custom_reward_function.name=compute_score",
+        *(f"+reward.custom_reward_function.reward_kwargs.{key}={value}"
+          for key, value in reward_settings(config).model_dump().items()),
         f"trainer.default_local_dir={config.output_dir.resolve()}",
         f"trainer.experiment_name={config.run_id or config.output_dir.name}",
         "trainer.project_name=envfactory",

@@ -38,6 +38,28 @@ def test_dry_run_prints_main_ppo_with_preset_paths_and_overrides(tmp_path: Path)
     assert args[-1] == "trainer.total_epochs=1"  # the user's overrides come last
     reward = next(a for a in args if a.startswith("reward.custom_reward_function.path="))
     assert reward.endswith("training/verl/reward.py") and Path(reward.partition("=")[2]).is_file()
+    # the paper preset optimises the release's reward, and the command line records it
+    kwargs = [a for a in args if a.startswith("+reward.custom_reward_function.reward_kwargs.")]
+    assert kwargs == ["+reward.custom_reward_function.reward_kwargs.variant=release",
+                      "+reward.custom_reward_function.reward_kwargs.alpha=0.5",
+                      "+reward.custom_reward_function.reward_kwargs.gamma=0.05"]
+
+
+def test_a_configs_reward_replaces_the_presets(tmp_path: Path) -> None:
+    export([TRAIN], tmp_path / "export")
+    config = tmp_path / "grpo.yaml"
+    config.write_text(yaml.safe_dump({"preset": "paper", "model": "m", "data": "export",
+                                      "output_dir": "out",
+                                      "reward": {"variant": "strict", "alpha": 0.3}}))
+    result = CliRunner().invoke(app, ["train", "grpo", str(config), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    args = shlex.split(result.stdout.strip())
+    assert [a.partition("reward_kwargs.")[2] for a in args if "reward_kwargs" in a] == [
+        "variant=strict", "alpha=0.3", "gamma=0.05"]
+    config.write_text(yaml.safe_dump({"model": "m", "data": "export", "output_dir": "out",
+                                      "reward": {"variant": "paper"}}))
+    result = CliRunner().invoke(app, ["train", "grpo", str(config), "--dry-run"])
+    assert result.exit_code == 1 and "variant" in result.output
 
 
 def test_a_directory_that_is_not_an_export_is_named(tmp_path: Path) -> None:
