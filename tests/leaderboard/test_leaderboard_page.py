@@ -62,7 +62,7 @@ def test_page_renders_sorts_and_shows_plots(page: Path, tmp_path: Path) -> None:
         first_column = "#table tr td.label"
         labels = web.locator(first_column).all_inner_texts()
         assert labels[:3] == ["m/high", "m/low", "m/mid"]  # as built: by key
-        assert len(labels) == 3 + 11  # measured + reported rows
+        assert len(labels) == 3 + 14  # measured + reported rows (11 + 3 SFT-only)
         web.locator("#table th", has_text="BFCL MT overall").click()
         after = web.locator(first_column).all_inner_texts()
         assert [x for x in after if x.startswith("m/")] == ["m/high", "m/mid", "m/low"]
@@ -107,7 +107,7 @@ def test_grouped_header_selectors_sticky_column_notes_and_reported_toggle(
         web.goto(showcase_page.as_uri())
         groups = web.locator("#table th.group").all_inner_texts()
         assert groups == ["BFCL multi-turn", "BFCL single-turn", "τ²-bench",
-                          "EnvFactory held-out", "VitaBench", "MCP-Atlas"]
+                          "EnvFactory held-out", "VitaBench", "MCP-Atlas", "Overall"]
         # the table is wider than the page and scrolls inside its box, model column kept
         box = web.locator(".scroll")
         assert box.evaluate("e => e.scrollWidth > e.clientWidth")
@@ -126,9 +126,9 @@ def test_grouped_header_selectors_sticky_column_notes_and_reported_toggle(
         web.locator("#controls input[data-benchmark='vitabench']").uncheck()
         assert not any(t.startswith("VitaBench") for t in columns.all_inner_texts())
         web.locator("#show-parts").uncheck()
-        assert columns.all_inner_texts() == ["BFCL MT overall", "BFCL ST accuracy",
+        assert columns.all_inner_texts() == ["BFCL MT overall", "BFCL ST sample mean",
                                              "τ² average", "EnvFactory R",
-                                             "MCP-Atlas pass@0.75"]
+                                             "MCP-Atlas pass@0.75", "Overall (paper's)"]
         # hiding the reported rows hides them and switches the plots to measured-only
         plot = web.locator("#plots img[alt='bars_bfcl_mt']")
         assert plot.get_attribute("src") == "plots/bars_bfcl_mt.svg"
@@ -137,7 +137,7 @@ def test_grouped_header_selectors_sticky_column_notes_and_reported_toggle(
         assert web.locator("#table td.label").all_inner_texts() == [
             "m/limited", "m/strong", "m/weak", "smollm2-135m-instruct"]
         # BFCL single-turn has reported values only: its column goes with them
-        assert "BFCL ST accuracy" not in columns.all_inner_texts()
+        assert "BFCL ST sample mean" not in columns.all_inner_texts()
         assert plot.get_attribute("src") == "plots/bars_bfcl_mt.measured.svg"
         web.wait_for_load_state("networkidle")
         assert plot.evaluate("e => e.naturalWidth") > 100
