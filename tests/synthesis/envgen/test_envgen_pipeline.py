@@ -37,11 +37,14 @@ def _report(tmp_path: Path, env: str) -> dict[str, Any]:
 def test_correct_environment_passes_first_try(tmp_path: Path) -> None:
     r = _build(tmp_path, "Tally")["tally"]
     assert (r.verdict, r.all_passed, r.revisions_used) == ("passed", True, 0)
-    # 8 interface, 6 executability, 6 behaviour, 7 state tests (built-in + the tester's)
+    # built-in checks on Tally's 4 tools (add/remove declared writes, get/list reads; 3
+    # with required parameters) in its default state, plus the tester's: interface 7 + 1;
+    # executability 5 + 1; behaviour 3 bad-argument checks + 6; state 2 round trips + 2
+    # reads + 2 writes + 4 refused-call checks + 3
     assert r.criteria == {"interface": {"passed": 8, "failed": 0},
                           "executability": {"passed": 6, "failed": 0},
-                          "behaviour": {"passed": 6, "failed": 0},
-                          "state": {"passed": 7, "failed": 0}}
+                          "behaviour": {"passed": 9, "failed": 0},
+                          "state": {"passed": 13, "failed": 0}}
     assert r.tokens == {"coder": 2, "tester": 2}  # one call each at 2 tokens
     folder = tmp_path / "out" / "tally"
     assert _report(tmp_path, "tally")["verdict"] == "passed"
@@ -57,8 +60,8 @@ def test_planted_bug_repaired_on_revision_two(tmp_path: Path) -> None:
     assert (r.verdict, r.revisions_used) == ("passed", 2)
     first, second = r.revisions
     # revision 1 changed nothing: compared, not kept, and the loop went on
-    assert (first.kept, first.passed, first.baseline_passed) == (False, 26, 26)
-    assert (second.kept, second.passed, second.failed) == (True, 27, 0)
+    assert (first.kept, first.passed, first.baseline_passed) == (False, 35, 35)
+    assert (second.kept, second.passed, second.failed) == (True, 36, 0)
     assert (tmp_path / "out" / "tally_rev2" / "env.py").read_text() == scripted.tally_code()
 
 
@@ -67,16 +70,16 @@ def test_revision_three_is_reached_and_a_worse_revision_is_not_kept(tmp_path: Pa
     assert (r.verdict, r.revisions_used) == ("passed", 3)
     worse, better, fixed = r.revisions
     assert (worse.kept, worse.passed) == (False, 0)  # a syntax error passes nothing
-    assert worse.baseline_passed == 24  # accumulate + zero bugs: 3 tests fail
-    assert (better.kept, better.passed, better.baseline_passed) == (True, 26, 24)
-    assert (fixed.kept, fixed.passed, fixed.failed) == (True, 27, 0)
+    assert worse.baseline_passed == 33  # accumulate + zero bugs: 3 tests fail
+    assert (better.kept, better.passed, better.baseline_passed) == (True, 35, 33)
+    assert (fixed.kept, fixed.passed, fixed.failed) == (True, 36, 0)
 
 
 def test_never_passing_stops_at_the_limit_with_failing_criteria(tmp_path: Path) -> None:
     r = _build(tmp_path, "TallyNever")["tally_never"]
     assert (r.verdict, r.all_passed, r.revisions_used) == ("failed", False, 3)
     assert r.failing_criteria == ["behaviour"]
-    assert r.criteria["behaviour"] == {"passed": 5, "failed": 1}
+    assert r.criteria["behaviour"] == {"passed": 8, "failed": 1}
     assert [g["tests"] for g in r.failures] == [["test_behaviour_add_item_accumulates"]]
     assert r.tokens["coder"] == 8  # the first reply and three revisions
     report = _report(tmp_path, "tally_never")
@@ -118,7 +121,7 @@ def test_tester_failure_is_recorded_and_built_in_checks_still_run(tmp_path: Path
     assert "tester: the reply has no fenced" in (r.error or "")
     # the built-in checks pass (7 interface, 5 executability, 4 state for 4 tools, 2 of
     # them reads); the standing tester failure is the one failure
-    assert (r.tests_passed, r.tests_failed) == (16, 1)
+    assert (r.tests_passed, r.tests_failed) == (25, 1)
     assert [g["tests"] for g in r.failures] == [["test_behaviour_tester_failed"]]
     assert r.tokens == {"coder": 2, "tester": 4}
 
