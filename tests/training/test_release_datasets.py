@@ -349,3 +349,44 @@ def test_an_rl_export_is_no_sft_data(fake_hub: FakeHub, notes_release: Path,
                                       "output_dir": "run"}))
     result = CliRunner().invoke(app, ["train", "sft", str(config), "--dry-run"])
     assert result.exit_code == 1 and "no sft/dataset_info.json" in result.stderr
+
+
+SHARED_RELEASE = REPO.parent / "shared" / "data" / "envfactory_release"
+
+
+@pytest.mark.skipif(not (SHARED_RELEASE / "envs" / "tools" / "Airline.py").is_file(),
+                    reason=f"EnvFactory release not found at {SHARED_RELEASE}")
+def test_rows_on_a_real_release_server_start_from_its_checkpoint_scenarios(
+        fake_hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two RL rows built here (in data_process.py's format, as the hand-made ones) on the
+    release's `Airline`, from its checkpoint read at test time: a `pass` scenario is a
+    starting state; `scenario_004` (`expected_behavior: validation_error`) is refused by
+    the server's own load_scenario, so its row is counted as an invalid scenario."""
+    monkeypatch.setenv("ENVFACTORY_RELEASE_DIR", str(SHARED_RELEASE))
+    checkpoint = json.loads((SHARED_RELEASE / "envs" / "intermediate" /
+                             "Airline_checkpoint.json").read_text())
+    scenarios = {s["scenario_id"]: s for s in checkpoint["scenarios"]}
+    assert scenarios["scenario_004"]["expected_behavior"] == "validation_error"
+
+    def row(scenario: str) -> dict[str, Any]:
+        data = {"Airline": scenarios[scenario]["scenario_data"]}
+        return {"prompt": json.dumps([{"role": "user", "content": "Which airports?"}]),
+                "data_source": "EnvFactory", "agent_name": "tool_agent",
+                "ability": "tool_use",
+                "reward_model": {"ground_truth": json.dumps([{
+                    "name": "Airline-list_airports", "arguments": {},
+                    "masked_arguments": []}]), "style": "rule"},
+                "extra_info": {"mcp_factory_kwargs": {
+                    "mcp_servers": json.dumps(["Airline"]),
+                    "initial_config": json.dumps(data), "final_config": json.dumps(data)}}}
+
+    records = tmp_path / "train.json"
+    records.write_text(json.dumps([row("scenario_001"), row("scenario_004")]))
+    commit = publish(fake_hub, RL, {"train.json": records})
+    summary = export_hub(f"{RL}@{commit}", tmp_path / "out", val_ratio=0.0)
+    assert summary.hub is not None and summary.hub.rows_kept == 1
+    assert summary.hub.skipped == {"invalid scenario": 1}
+    assert summary.hub.problems[0].startswith(
+        "train.json row 1: extra_info.mcp_factory_kwargs.initial_config: refused by the "
+        "server's load_scenario")
+    assert summary.environments == ["release/Airline"]
