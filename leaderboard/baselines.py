@@ -102,8 +102,8 @@ def _computed_overall(row: BaselineRow, ref: BaselineRow | None) -> Cell | None:
              if base is not None and not overall.partial else None)
     return Cell(value=overall.value / 100.0, n=0, reported=True, delta=delta,
                 comparable=not overall.partial, source=row.source,
-                note=f"computed here from this row's reported values, not printed in the "
-                     f"paper: {overall.note()}")
+                note=f"computed here from this row's reported values (not printed in the "
+                     f"paper): {overall.note()}")
 
 
 def _key(row: BaselineRow) -> str:

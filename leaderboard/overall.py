@@ -34,11 +34,10 @@ class Overall:
         return bool(self.missing)
 
     def note(self) -> str:
-        how = ("the paper's Overall: mean of (BFCL MT + BFCL ST) / 2, τ² average, VitaBench "
-               "average and MCP-Atlas pass rate")
         if not self.missing:
-            return how
-        return f"partial: {how}, over the parts present only ({', '.join(self.missing)} missing)"
+            return "the paper's Overall formula"
+        return (f"partial: the paper's Overall formula over the parts present only "
+                f"({', '.join(self.missing)} missing)")
 
 
 def paper_overall(values: Mapping[str, float]) -> Overall | None:
