@@ -1,35 +1,68 @@
 """The held-out EnvFactory samples: one per canonical `Trajectory` in
 `tasks/envfactory/data/<split>.jsonl`, the whole trajectory in its metadata (the solver
 feeds its user turns, the scorer reads its gold calls and final state).
+
+A task's environments are any registry names, the release's `release/<Name>@<scenario>`
+included. A task naming one that cannot be made (unknown, a broken release server, a
+scenario that is not a starting state) is skipped with one warning naming the file, the
+line and the reason, and counted in the dataset's name; the rest run.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from harness.trajectory import read_jsonl
+from envs import registry
+from envs.jsonl import numbered_records
+from harness.trajectory import Trajectory
+
+logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "envfactory" / "data"
 """The shipped task files (`envfactory tasks build` writes them)."""
 SPLITS = ("heldout", "train")
 
 
+def _unusable(names: list[str], known: set[str]) -> str | None:
+    """Why one of these environments cannot be made, or None. Names the listing has are
+    fine; any other (a `@scenario`, `module:Class`) is resolved, which checks it."""
+    for name in names:
+        if name in known:
+            continue
+        try:
+            registry.get(name)
+        except KeyError as e:
+            return str(e.args[0])
+    return None
+
+
 def load_dataset(split: str, data_dir: Path = DATA_DIR) -> MemoryDataset:
     """Samples from `<data_dir>/<split>.jsonl` (`split="all"` for both)."""
     splits = SPLITS if split == "all" else (split,)
-    samples = []
+    known = {e.name for e in registry.all_entries()}
+    samples, skipped = [], 0
     for name in splits:
         if name not in SPLITS:
             raise ValueError(f"unknown split {name!r}; use heldout, train or all")
         path = data_dir / f"{name}.jsonl"
         if not path.exists():
             raise FileNotFoundError(f"{path} not found; build it with `envfactory tasks build`")
-        for task in read_jsonl(path):
+        for line, task in numbered_records(path, Trajectory.model_validate_json, "trajectory"):
+            problem = _unusable(task.environments, known)
+            if problem is not None:
+                logger.warning("%s:%d: task %s skipped: %s", path, line, task.id, problem)
+                skipped += 1
+                continue
             samples.append(Sample(
                 id=task.id, input=task.turns[0].user,
                 metadata={"trajectory": task.model_dump(mode="json"),
                           "environments": task.environments,
                           "domain": task.provenance.domain, "split": name}))
-    return MemoryDataset(samples, name=f"envfactory_{split}")
+    if not samples:
+        raise ValueError(f"{data_dir}: no usable task in split {split!r} "
+                         f"({skipped} skipped, see the warnings)")
+    label = f"envfactory_{split}" + (f" ({skipped} tasks skipped)" if skipped else "")
+    return MemoryDataset(samples, name=label)

@@ -5,8 +5,9 @@ tool instance holds survives to the next call of the same trajectory. What does 
 the trajectory's `AgentData`: its `request_id`, the row's `tools_kwargs` and
 `extra_fields`, which verl hands to the reward function at the end (as `extra_info`). So:
 
-- the row's `extra_info.tools_kwargs["envfactory"]` carries the environments and the turn's
-  start state (`ROW_KEY`);
+- the row's `extra_info.tools_kwargs["envfactory"]` carries the environments (any registry
+  name: pool, generated, the release's `release/<Name>` or `release/<Name>@<scenario>`)
+  and the turn's start state (`ROW_KEY`);
 - the first call of a trajectory builds a `World` from it; later calls reuse it from a
   per-process cache keyed by `request_id` (bounded, since verl has no end-of-trajectory
   hook to release it; an evicted world is rebuilt from the last recorded state, so
@@ -37,8 +38,16 @@ STATE_KEY = "envfactory_final_state"
 CALLS_KEY = "envfactory_calls"
 
 
-def row_tools_kwargs(environments: list[str], start_state: dict[str, Any]) -> dict[str, Any]:
-    """The `extra_info.tools_kwargs` of an RL row: what a trajectory's world starts from."""
+def row_tools_kwargs(environments: list[str],
+                     start_state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `extra_info.tools_kwargs` of an RL row: what a trajectory's world starts from.
+
+    Without `start_state`, the environments' own starting states, snapshotted now: a
+    release environment named with its scenario (`release/Airline@scenario_002`) starts
+    from that scenario, loaded through the server's `load_scenario`; the row still records
+    the state, since the reward scores against where the trajectory began."""
+    if start_state is None:
+        start_state = World(list(environments)).snapshot()
     return {ROW_KEY: {"environments": list(environments),
                       "start_state": json.dumps(start_state, ensure_ascii=False)}}
 
