@@ -39,6 +39,20 @@ class QueryGenConfig(BaseModel):
     max_user_messages: int = Field(default=4, ge=1)
     #: the split trajectories are written for (provenance)
     split: str = "train"
+    #: "release": the release's prompts and per-turn state machine (release_pipeline);
+    #: "ours": our rewritten prompts, seeded start states and state agreement (synthesize)
+    pipeline: Literal["release", "ours"] = "release"
+    #: release pipeline: how a turn's candidate is chosen: "llm" the release's
+    #: SolutionSelector; "state" our agreement rule (largest group of >= 2 equal final
+    #: states, its first); "both" the selector among that group
+    select: Literal["llm", "state", "both"] = "llm"
+    #: release pipeline: attempts per agent reply (the release's max_retry)
+    max_retry: int = Field(default=4, ge=1)
+    #: release pipeline: state-machine steps per turn (the release's max_iterations)
+    max_iterations: int = Field(default=10, ge=1)
+    #: release pipeline: simulated-user replies per assistant message
+    #: (the release's max_interaction_iterations)
+    max_interaction: int = Field(default=5, ge=1)
 
 
 PRESETS: dict[str, QueryGenConfig] = {

@@ -25,6 +25,7 @@ the render functions below take exactly those variables.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -295,3 +296,94 @@ def schema_gen_system() -> str:
 
 def schema_gen_user(*, data_source_content: str) -> str:
     return render("SchemaGen_User_Prompt", data_source_content=data_source_content)
+
+
+# --- fixed texts inside the release's pipeline code -----------------------------------
+
+#: the release's pipeline modules, whose inline instructions and error texts are read too
+NON_CONV = "src/gen/query_gen/query_gen_non_conv.py"
+CONV = "src/gen/query_gen/query_gen_conv.py"
+
+
+def _template(node: ast.expr, where: str) -> str:
+    """A string literal as a `str.format` template: an f-string's holes become `{}`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value).replace("{", "{{").replace("}", "}}")
+                       if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    raise ReleasePromptError(f"{where} is not a string literal")
+
+
+@lru_cache(maxsize=8)
+def _functions(relative: str, source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = ast.parse(source, filename=relative)
+    return {n.name: n for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+_LITERAL = r'(f?)"(.*)"\s*$'
+
+
+def _assigned_by_lines(relative: str, source: str, function: str, variable: str,
+                       nth: int) -> str:
+    """`inline` for a file this Python cannot parse (`query_gen_conv.py` nests quotes in
+    f-strings, which only Python 3.12 reads): the one-line literals assigned to `variable`
+    between `def function(` and the next `def`."""
+    body = re.split(rf"\n\s*(?:async\s+)?def {re.escape(function)}\(", source, maxsplit=1)
+    if len(body) < 2:
+        raise ReleasePromptError(f"{relative}: no function {function}")
+    region = re.split(r"\n\s*(?:async\s+)?def \w+\(", body[1], maxsplit=1)[0]
+    found = re.findall(rf"^\s*{re.escape(variable)}\s*\+?=\s*{_LITERAL}", region, flags=re.M)
+    if nth >= len(found):
+        raise ReleasePromptError(f"{relative}: {function}: string {nth} assigned to {variable} "
+                                 "not found")
+    is_f, body_text = found[nth]
+    if is_f:  # holes first: they may hold quotes, which the literal cannot
+        body_text = re.sub(r"\{[^{}]*\}", "\uE000", body_text)
+    text = str(ast.literal_eval(f'"{body_text}"')).replace("{", "{{").replace("}", "}}")
+    return text.replace("\uE000", "{}")
+
+
+def _ordered(function: ast.AST) -> list[ast.AST]:
+    return sorted(ast.walk(function), key=lambda n: (getattr(n, "lineno", 0),
+                                                      getattr(n, "col_offset", 0)))
+
+
+def inline(relative: str, function: str, *, assigned: str | None = None,
+           asserted: int | None = None, raised: int | None = None, nth: int = 0) -> str:
+    """A string literal inside function `function` of release file `relative`, as a format
+    template (`{}` per f-string hole): the `nth` literal assigned (`=` or `+=`) to the
+    variable `assigned`, or the message of the `asserted`-th assert, or of the `raised`-th
+    raise, counted in source order."""
+    source = ENVFACTORY.source_text(relative)
+    try:
+        functions = _functions(relative, source)
+    except SyntaxError:
+        if assigned is None:
+            raise
+        return _assigned_by_lines(relative, source, function, assigned, nth)
+    if function not in functions:
+        raise ReleasePromptError(f"{relative}: no function {function}")
+    where = f"{relative}: {function}"
+    nodes = _ordered(functions[function])
+    if assigned is not None:
+        values = [n.value for n in nodes
+                  if (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == assigned
+                                                        for t in n.targets))
+                  or (isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+                      and n.target.id == assigned)]
+        values = [v for v in values if isinstance(v, ast.Constant | ast.JoinedStr)]
+        label = f"{where}: string {nth} assigned to {assigned}"
+    elif asserted is not None:
+        values = [n.msg for n in nodes if isinstance(n, ast.Assert) and n.msg is not None]
+        nth, label = asserted, f"{where}: assert {asserted}"
+    elif raised is not None:
+        values = [n.exc.args[0] for n in nodes if isinstance(n, ast.Raise)
+                  and isinstance(n.exc, ast.Call) and n.exc.args]
+        nth, label = raised, f"{where}: raise {raised}"
+    else:
+        raise TypeError("inline() needs assigned=, asserted= or raised=")
+    if nth >= len(values):
+        raise ReleasePromptError(f"{label} not found")
+    return _template(values[nth], label)

@@ -1,7 +1,7 @@
 """One chain -> one trajectory (or a rejection with a stable reason): QueryGen's per-chain loop.
 
-For each turn of the chain: the query generator writes what the user says (optionally
-refined), k solver rollouts run from the turn's start state, the candidates that pass and
+Our pipeline (`pipeline="ours"`; the release's is `release_pipeline`). For each turn of
+the chain: the query generator writes what the user says (optionally refined), k solver rollouts run from the turn's start state, the candidates that pass and
 agree on the final state are the accepted ones, the selector picks one of them, and its
 calls become the turn's gold calls. The finished trajectory must pass
 `synthesis.task_specs.check`, the same validator as the hand-written tasks.
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -24,7 +24,6 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.tool import ToolCall
-from pydantic import BaseModel, ConfigDict
 
 import synthesis.querygen.agents as agents
 from envs import registry
@@ -33,7 +32,9 @@ from harness.trajectory import Call, Message, Provenance, Trajectory, Turn
 from synthesis.chain import ToolChain
 from synthesis.querygen.agents import AgentError
 from synthesis.querygen.config import QueryGenConfig
+from synthesis.querygen.outcome import Kept, Outcome, Rejected
 from synthesis.querygen.prompts import USER_SIMULATOR, USER_STOP
+from synthesis.querygen.release_pipeline import release_synthesize
 from synthesis.querygen.rollout import Candidate, UserPlay, rollout, run_isolated
 from synthesis.querygen.select import agreeing, passes
 from synthesis.task_specs import check
@@ -44,24 +45,6 @@ __all__ = ["ROLES", "Kept", "Outcome", "Rejected", "resolve_models", "synthesize
 ROLES = ("synth", "solver", "user", "judge")
 
 
-class Kept(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    kind: Literal["kept"] = "kept"
-    trajectory: Trajectory
-    #: mean over turns of accepted candidates / k (difficulty)
-    accept_rate: float
-
-
-class Rejected(BaseModel):
-    kind: Literal["rejected"] = "rejected"
-    #: stable key: no_candidate_passed, candidates_disagree, judge_failed, filtered,
-    #: check_failed, initial_state_invalid, malformed_reply, model_error
-    reason: str
-    detail: str
-    turn: int | None = None
-
-
-Outcome = Kept | Rejected
 
 
 class _Reject(Exception):
@@ -84,7 +67,10 @@ async def synthesize(chain: ToolChain, config: QueryGenConfig, *, traj_id: str,
     """Turn `chain` into a checked trajectory, or say why not (never raises for a bad
     model reply or a failed turn)."""
     try:
-        return await _synthesize(chain, config, traj_id, resolve_models(config, models))
+        resolved = resolve_models(config, models)
+        if config.pipeline == "release":
+            return await release_synthesize(chain, config, traj_id=traj_id, models=resolved)
+        return await _synthesize(chain, config, traj_id, resolved)
     except _Reject as r:
         return r.outcome
     except AgentError as e:

@@ -12,6 +12,7 @@ from inspect_ai.tool import ToolCall
 
 from harness.providers.responder import reply as output
 from harness.providers.responder import responder_model as model
+from synthesis.querygen.config import QueryGenConfig, preset
 from synthesis.querygen.prompts import USER_STOP
 
 PLUMBER = "Did the plumber send me an invoice?"
@@ -94,3 +95,8 @@ def user() -> Model:
 
 def judge() -> Model:
     return model(lambda input: output("<verdict>pass</verdict><reason>all done</reason>"))
+
+
+def ours(name: str, **overrides: object) -> QueryGenConfig:
+    """Preset `name` on our pipeline (`pipeline="ours"`), which these models answer."""
+    return preset(name, pipeline="ours", **overrides)

@@ -17,7 +17,7 @@ from inspect_ai.model import ChatMessage, Model, ModelOutput
 
 from harness.trajectory import Trajectory
 from synthesis.graph import ToolGraph
-from synthesis.querygen import preset, synthesize
+from synthesis.querygen import synthesize
 from synthesis.querygen.run import (
     REJECTIONS,
     TRAJECTORIES,
@@ -31,7 +31,7 @@ from synthesis.querygen.run import (
 from synthesis.task_specs import check
 from testkit.waiting import wait_until
 from tests.synthesis.graph_builders import Graph
-from tests.synthesis.querygen_scripted import PLUMBER, model, output, solver
+from tests.synthesis.querygen_scripted import PLUMBER, model, ours, output, solver
 
 SPLITS = {"train": ["email", "bank_ledger"], "heldout": ["pharmacy"]}
 
@@ -73,7 +73,7 @@ def _models() -> dict[str, Model]:
 
 def _run(out: Path, graph: Path, n: int, **kw: Any) -> Any:
     args = RunArgs(graph=graph, out=out, n=n, seed=7, max_concurrency=3, **kw)
-    return asyncio.run(run_queries(args, preset("sft_nonconv", pass_k=2), SPLITS, synthesize,
+    return asyncio.run(run_queries(args, ours("sft_nonconv", pass_k=2), SPLITS, synthesize,
                                    _models()))
 
 
@@ -151,7 +151,7 @@ async def slow(chain, config, **kw):
     return await synthesize(chain, config, **kw)
 
 args = RunArgs(graph=Path(sys.argv[1]), out=Path(sys.argv[2]), n=8, seed=7, max_concurrency=2)
-asyncio.run(run_queries(args, preset("sft_nonconv", pass_k=2), t.SPLITS, slow, t._models()))
+asyncio.run(run_queries(args, t.ours("sft_nonconv", pass_k=2), t.SPLITS, slow, t._models()))
 """
 
 

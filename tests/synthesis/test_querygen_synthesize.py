@@ -14,7 +14,7 @@ from inspect_ai.model import ChatMessage, Model
 from envs.world import World
 from harness.trajectory import write_jsonl
 from synthesis.chain import ChainStep, ToolChain
-from synthesis.querygen import Kept, Rejected, preset, synthesize
+from synthesis.querygen import Kept, Rejected, synthesize
 from synthesis.querygen.prompts import parse_tags
 from synthesis.task_specs import check
 from tasks.envfactory.envfactory import envfactory
@@ -28,7 +28,7 @@ CHAIN = ToolChain(seed=7, sampler="topology", steps=[
 
 def run(chain: ToolChain, solver: Model | None = None, states: list[str] | None = None
         ) -> Kept | Rejected:
-    config = preset("sft_nonconv", initial_state="llm" if states else "default")
+    config = scripted.ours("sft_nonconv", initial_state="llm" if states else "default")
     roles = {"synth": scripted.synth(states), "solver": solver or scripted.solver()}
     return anyio.run(lambda: synthesize(chain, config, traj_id="qg-1", models=roles))
 
@@ -77,7 +77,7 @@ def test_invalid_written_state_is_retried_with_the_error() -> None:
         return await generate(input, *args, **kwargs)  # type: ignore[arg-type]
 
     synth.generate = recording  # type: ignore[method-assign,assignment]
-    config = preset("sft_nonconv", initial_state="llm")
+    config = scripted.ours("sft_nonconv", initial_state="llm")
     out = anyio.run(lambda: synthesize(CHAIN, config, traj_id="qg-2",
                                        models={"synth": synth, "solver": scripted.solver()}))
     assert isinstance(out, Kept), out
@@ -116,7 +116,7 @@ def test_kept_trajectory_scores_one_with_the_oracle(tmp_path: Path) -> None:
 
 
 def test_rl_nonconv_masks_what_the_step_filter_names() -> None:
-    out = anyio.run(lambda: synthesize(CHAIN, preset("rl_nonconv"), traj_id="qg-3", models={
+    out = anyio.run(lambda: synthesize(CHAIN, scripted.ours("rl_nonconv"), traj_id="qg-3", models={
         "synth": scripted.synth(), "solver": scripted.solver()}))
     assert isinstance(out, Kept), out
     masks = [[c.masked_arguments for c in t.gold_calls] for t in out.trajectory.turns]
@@ -124,7 +124,7 @@ def test_rl_nonconv_masks_what_the_step_filter_names() -> None:
 
 
 def test_sft_conv_talks_with_the_simulated_user_and_is_judged() -> None:
-    out = anyio.run(lambda: synthesize(CHAIN, preset("sft_conv"), traj_id="qg-4", models={
+    out = anyio.run(lambda: synthesize(CHAIN, scripted.ours("sft_conv"), traj_id="qg-4", models={
         "synth": scripted.synth(), "solver": scripted.solver(), "user": scripted.user(),
         "judge": scripted.judge()}))
     assert isinstance(out, Kept), out
@@ -152,7 +152,7 @@ def test_synthesize_runs_inside_an_inspect_sample(tmp_path: Path) -> None:
     def synth_solver():  # type: ignore[no-untyped-def]
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             store().set("mine", 1)
-            out = await synthesize(CHAIN, preset("sft_nonconv"), traj_id="qg-5", models={
+            out = await synthesize(CHAIN, scripted.ours("sft_nonconv"), traj_id="qg-5", models={
                 "synth": scripted.synth(), "solver": scripted.solver()})
             state.metadata["kept"] = isinstance(out, Kept)
             state.metadata["store_kept"] = store().get("mine") == 1 and (

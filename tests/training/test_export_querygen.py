@@ -6,7 +6,7 @@ import json
 
 import anyio
 
-from synthesis.querygen import Kept, preset, synthesize
+from synthesis.querygen import Kept, synthesize
 from tests.synthesis import querygen_scripted as scripted
 from tests.synthesis.test_querygen_synthesize import CHAIN
 from training.rl_export import rl_rows
@@ -14,7 +14,7 @@ from training.sft_export import sft_samples
 
 
 def test_kept_trajectory_exports_the_chosen_candidates_messages() -> None:
-    out = anyio.run(lambda: synthesize(CHAIN, preset("sft_conv"), traj_id="qg-x", models={
+    out = anyio.run(lambda: synthesize(CHAIN, scripted.ours("sft_conv"), traj_id="qg-x", models={
         "synth": scripted.synth(), "solver": scripted.solver(), "user": scripted.user(),
         "judge": scripted.judge()}))
     assert isinstance(out, Kept), out
