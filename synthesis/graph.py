@@ -3,8 +3,10 @@
 QueryGen samples tool chains from this graph, so an edge means "a result of A can plausibly
 supply an argument of B". Nodes and edges (shared contract 2):
 
-- tool nodes `"{env}-{tool}"` and parameter nodes `"{env}-{tool}:in:{path}"` /
-  `"{env}-{tool}:out:{path}"` for every input and output property; object properties and
+- tool nodes `"{env}-{tool}"` (`envs.names.qualify`: a release environment `release/Airline`
+  or `release/Airline@scenario_002` gives `Airline-{tool}`, the node's `env` attribute keeps
+  the catalogue name) and parameter nodes `"{tool node}:in:{path}"` /
+  `"{tool node}:out:{path}"` for every input and output property; object properties and
   object-typed array items are flattened one level as `parent.child` (the parent keeps its
   own node). A result schema that is not an object with properties (a list, a string, an
   open dict) becomes one output named `result` (its object items flattened as `result.x`).

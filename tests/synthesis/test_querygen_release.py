@@ -72,7 +72,7 @@ def synth() -> Model:
             return output("<choice>1</choice>")
         wanted = prompt.partition("exactly these operations")[2] or prompt
         ops = sorted((t for t in (READ, CANCEL) if t in wanted), key=wanted.index)
-        assert ops, f"unexpected synth prompt: {prompt[:200]}"
+        assert ops, f"unexpected synth prompt: {prompt[:300]}"
         return output(f"<intent>handle the trip</intent><query>About reservation "
                       f"{RESERVATION}, please: {', '.join(ops)}.</query>")
 
@@ -112,7 +112,10 @@ def test_querygen_on_a_release_environment_keeps_checked_trajectories(
     out = tmp_path / "out"
     args = RunArgs(graph=graph_file(tmp_path), out=out, n=4, seed=3, max_concurrency=2)
     models = {"synth": synth(), "solver": solver(), "user": user(), "judge": judge()}
-    summary = asyncio.run(run_queries(args, preset("sft_nonconv", pass_k=2),
+    # our pipeline's prompts, which these scripted models answer (the release's prompts
+    # are the default, `pipeline="release"`)
+    config = preset("sft_nonconv", pass_k=2, pipeline="ours")
+    summary = asyncio.run(run_queries(args, config,
                                       {"train": [], "heldout": []}, synthesize, models))
     lines = (out / TRAJECTORIES).read_text(encoding="utf-8").splitlines()
     kept = [Trajectory.model_validate_json(line) for line in lines]
