@@ -27,8 +27,11 @@ RELEASE_PREFIX = "release/"
 
 
 def model_facing(env: str) -> str:
-    """The name the model sees for environment `env` (`release/Airline` -> `Airline`)."""
-    return env.removeprefix(RELEASE_PREFIX)
+    """The name the model sees for environment `env`: `release/Airline` and
+    `release/Airline@scenario_001` (a world started from a named scenario) are `Airline`."""
+    if not env.startswith(RELEASE_PREFIX):
+        return env
+    return env.removeprefix(RELEASE_PREFIX).partition("@")[0]
 
 
 def qualify(env: str, tool: str, separator: str = SEPARATOR) -> str:
