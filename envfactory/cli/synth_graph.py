@@ -32,6 +32,7 @@ from envfactory.cli.options import (
 )
 from envs.base import ToolSpec
 from envs.jsonl import write_atomic
+from envs.names import RELEASE_PREFIX
 from synthesis import graph as tg
 from synthesis import graph_llm
 from synthesis.embedders import Embedder, get_embedder
@@ -42,7 +43,8 @@ __all__ = ["graph", "graph_refine", "graph_view"]
 
 
 def _registry_sources(names: list[str], console: Console) -> dict[str, list[ToolSpec]]:
-    """Named environments; with "all", every registered one whose schemas load here. A
+    """Named environments; with "all", every registered one whose schemas load here (of
+    the release's, the `release` set: those `envgen verify` passed, when recorded). A
     benchmark's own environments (`registry.benchmark_of`) are never sources: chains are
     sampled from this graph, and training data on them would void their scores."""
     from envs import registry
@@ -53,12 +55,21 @@ def _registry_sources(names: list[str], console: Console) -> dict[str, list[Tool
         if skipped:
             console.print(f"left out {len(skipped)} benchmark environments (never training "
                           f"data): {escape(', '.join(skipped))}")
+        release = [e.name for e in entries if e.name.startswith(RELEASE_PREFIX)]
+        chosen = set(_expand_release(["release"], console)) if release else set()
+        if len(chosen) < len(release):
+            console.print(f"left out {len(release) - len(chosen)} release environments "
+                          "outside the release set (broken, or not passed by `envgen "
+                          "verify`; name them to include them)")
         sources = {}
         for entry in entries:
-            if registry.benchmark_of(entry.name):
+            if registry.benchmark_of(entry.name) or (
+                    entry.name.startswith(RELEASE_PREFIX) and entry.name not in chosen):
                 continue
             try:
-                sources[entry.name] = entry.specs()
+                specs = entry.specs()
+                sources[entry.name] = (tg.with_declared_outputs(specs)
+                                       if entry.name.startswith(RELEASE_PREFIX) else specs)
             except Exception as e:  # noqa: BLE001 (a missing download must not stop the rest)
                 console.print(f"[yellow]skipping {escape(entry.name)}: {escape(str(e)[:120])}")
         return sources

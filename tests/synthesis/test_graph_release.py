@@ -178,6 +178,28 @@ def test_synth_graph_envs_release_is_the_release_set(release_root: Path, tmp_pat
         "release/Airline"]
 
 
+@needs_release
+def test_all_takes_the_release_set_with_declared_outputs(release_root: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from rich.console import Console
+
+    from envfactory.cli.synth_graph import _registry_sources
+
+    record = tmp_path / "verify-all"
+    record.mkdir()
+    (record / "summary.json").write_text(json.dumps({"environments": {
+        "release/HotelBooking": {"verdict": "passed"}}}))
+    monkeypatch.setenv("ENVFACTORY_RELEASE_VERIFY_DIR", str(record))
+    console = Console(record=True, width=200)
+    sources = _registry_sources(["all"], console)
+    assert [n for n in sources if n.startswith("release/")] == ["release/HotelBooking"]
+    assert "left out 1 release environments outside the release set" in console.export_text()
+    # the release tools carry their docstrings' result schemas here too
+    assert all(s.output_schema is not None for s in sources["release/HotelBooking"]
+               if "Returns:" in s.description)
+
+
 def test_synth_graph_envs_release_without_a_release_is_a_usage_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import typer
