@@ -35,9 +35,11 @@ def text(result: Any) -> str:
 
 
 @asynccontextmanager
-async def stdio_session(*args: str) -> AsyncIterator[ClientSession]:
+async def stdio_session(*args: str, environ: dict[str, str] | None = None
+                        ) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=ENVFACTORY, args=["env", "serve", *args],
-                                   cwd=str(ROOT))
+                                   cwd=str(ROOT), env={**os.environ, **environ}
+                                   if environ else None)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -116,14 +118,16 @@ def free_port() -> int:
 class HttpServer:
     """A real `envfactory env serve --transport http` process; `log()` is its stderr."""
 
-    def __init__(self, tmp_path: Path, *options: str) -> None:
+    def __init__(self, tmp_path: Path, *options: str, name: str = LEDGER,
+                 environ: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.stderr = tmp_path / f"serve-{self.port}.log"
         with self.stderr.open("w") as sink:
             self.proc = subprocess.Popen(
-                [ENVFACTORY, "env", "serve", LEDGER, "--transport", "http",
-                 "--port", str(self.port), *options], cwd=ROOT, stderr=sink)
+                [ENVFACTORY, "env", "serve", name, "--transport", "http",
+                 "--port", str(self.port), *options], cwd=ROOT, stderr=sink,
+                env={**os.environ, **environ} if environ else None)
         for _ in range(200):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
@@ -156,8 +160,8 @@ class HttpServer:
 def http_server(tmp_path: Path) -> Iterator[Callable[..., HttpServer]]:
     started: list[HttpServer] = []
 
-    def start(*options: str) -> HttpServer:
-        started.append(HttpServer(tmp_path, *options))
+    def start(*options: str, **keywords: Any) -> HttpServer:
+        started.append(HttpServer(tmp_path, *options, **keywords))
         return started[-1]
 
     yield start
@@ -330,3 +334,85 @@ def test_mcp_without_the_trailing_slash_is_the_same_endpoint(
         assert response.status_code == 200, (path, response)  # `/mcp` was a bare 307
         assert response.headers["mcp-session-id"]
     assert httpx.get(f"http://127.0.0.1:{server.port}/other", timeout=30).status_code == 404
+
+
+# --- the EnvFactory release's environments (a hand-written release-shaped fixture) -----
+
+RELEASE_FIXTURE = {"ENVFACTORY_RELEASE_DIR": str(ROOT / "tests" / "data" / "release_fixture")}
+SHARED_RELEASE = ROOT.parent / "shared" / "data" / "envfactory_release"
+
+
+async def _check_library_session(s: ClientSession) -> None:
+    """The fixture's `Library` started from scenario_001 (b1, two copies)."""
+    tools = {t.name: t for t in (await s.list_tools()).tools}
+    assert set(tools) == {"borrow_book", "get_book", "load_scenario", "save_scenario"}
+    annotations = tools["get_book"].annotations
+    assert annotations is not None and annotations.readOnlyHint is True
+    assert json.loads(text(await s.call_tool("get_book", {"book_id": "b1"})))["copies"] == 2
+    borrowed = await s.call_tool("borrow_book", {"book_id": "b1"})
+    assert json.loads(text(borrowed)) == {"book_id": "b1", "copies_left": 1}
+    missing = await s.call_tool("borrow_book", {"book_id": "zz"})
+    assert missing.isError and text(missing) == "Book zz not found"
+    saved = json.loads(text(await s.call_tool("save_scenario", {})))
+    assert saved["books"]["b1"]["copies"] == 1
+    # the server's own model refuses a bad scenario; the session's state is kept
+    refused = await s.call_tool("load_scenario", {"scenario": {"books": {},
+                                                               "current_time": "noon"}})
+    assert refused.isError and "current_time" in text(refused)
+    assert json.loads(text(await s.call_tool("save_scenario", {}))) == saved
+
+
+async def test_a_release_environment_over_stdio_from_a_named_scenario() -> None:
+    async with stdio_session("release/Library@scenario_001", environ=RELEASE_FIXTURE) as s:
+        await _check_library_session(s)
+
+
+async def test_a_release_environment_over_http_one_instance_per_session(
+        http_server: Callable[..., HttpServer]) -> None:
+    url = http_server(name="release/Library@scenario_001", environ=RELEASE_FIXTURE).url
+    async with streamable_http_client(url) as (r1, w1, _), ClientSession(r1, w1) as a:
+        await a.initialize()
+        await _check_library_session(a)
+        async with streamable_http_client(url) as (r2, w2, _), ClientSession(r2, w2) as b:
+            await b.initialize()  # a fresh instance: a's borrow is not here
+            assert json.loads(text(await b.call_tool("get_book", {"book_id": "b1"})))[
+                "copies"] == 2
+
+
+def test_a_release_environment_that_cannot_start_is_one_line() -> None:
+    for name, named in [("release/Library@scenario_003", "expects a validation error"),
+                        ("release/Library@scenario_005", "books.b3.copies"),
+                        ("release/ImportFails", "importing it failed: ModuleNotFoundError")]:
+        done = subprocess.run([ENVFACTORY, "env", "serve", name], cwd=ROOT, input="",
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **RELEASE_FIXTURE})
+        lines = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+        assert done.returncode == 1 and len(lines) == 1 and named in lines[0], done.stderr
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not (SHARED_RELEASE / "envs" / "tools").is_dir(),
+                    reason=f"EnvFactory release not found at {SHARED_RELEASE}")
+async def test_the_releases_hotel_booking_answers_a_real_mcp_client() -> None:
+    environ = {"ENVFACTORY_RELEASE_DIR": str(SHARED_RELEASE)}
+    checkpoint = json.loads((SHARED_RELEASE / "envs" / "intermediate"
+                             / "HotelBooking_checkpoint.json").read_text())
+    first = next(x for x in checkpoint["scenarios"] if x["expected_behavior"] == "pass")
+    async with stdio_session(f"release/HotelBooking@{first['scenario_id']}",
+                             environ=environ) as s:
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert tools == {"book_hotel", "cancel_booking", "get_hotel_details", "get_hotels",
+                         "search_destinations", "load_scenario", "save_scenario"}
+        saved = json.loads(text(await s.call_tool("save_scenario", {})))
+        assert set(saved) == set(first["scenario_data"])
+        hotel = next(iter(first["scenario_data"]["hotels"]))
+        details = await s.call_tool("get_hotel_details", {"hotel_id": hotel})
+        expected = first["scenario_data"]["hotel_details_map"][hotel]
+        got = json.loads(text(details))["hotel_details"]
+        assert {k: got[k] for k in expected} == expected
+        # the server's own answers (HotelBooking.py: an unknown id is an empty result, an
+        # empty one its wrapper's ValueError)
+        unknown = await s.call_tool("get_hotel_details", {"hotel_id": "no-such-hotel"})
+        assert json.loads(text(unknown)) == {"hotel_details": {}}
+        empty = await s.call_tool("get_hotel_details", {"hotel_id": ""})
+        assert empty.isError and text(empty) == "Hotel ID must be a non-empty string"
