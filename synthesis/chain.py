@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from envs.names import qualify
+
 MAX_TOOLS_PER_TURN = 5
 
 
@@ -22,8 +24,8 @@ class ChainStep(BaseModel):
 
     @property
     def qualified(self) -> str:
-        """The graph's tool node id, ``"{env}-{tool}"``."""
-        return f"{self.env}-{self.tool}"
+        """The graph's tool node id: the model-facing qualified name (`envs.names.qualify`)."""
+        return qualify(self.env, self.tool)
 
 
 class ToolChain(BaseModel):

@@ -30,6 +30,7 @@ from typing import Literal, Protocol
 
 import networkx as nx
 
+from envs.names import qualify
 from synthesis.chain import MAX_TOOLS_PER_TURN, ChainStep, ToolChain
 
 SamplerName = Literal["topology", "random_walk"]
@@ -128,7 +129,7 @@ def _owner(g: nx.DiGraph, param: str) -> str:
         if edata.get("kind") == "Tool_Output":
             return str(src)
     data = g.nodes[param]
-    return f"{data['env']}-{data['tool']}"
+    return qualify(data['env'], data['tool'])
 
 
 def _satisfied(idx: _Index, tool: str, inp: _Input, earlier: Sequence[str]) -> bool:
