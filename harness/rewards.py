@@ -79,10 +79,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.names import SEPARATOR, split_name
 from harness.trajectory import Call
 
 __all__ = [
     "VARIANTS",
+    "RecordedEpisode",
     "RewardBreakdown",
     "RewardSettings",
     "RewardVariant",
@@ -95,6 +97,7 @@ __all__ = [
     "release_r_state",
     "release_r_traj",
     "release_values_match",
+    "score_recorded",
     "strip_paths",
 ]
 
@@ -372,3 +375,70 @@ def composite_reward(
                         settings)
     return _strict(gold, solution, initial, gold_final, agent_final, unparseable_calls,
                    ignore_paths, settings)
+
+
+# --- recorded episodes (`envfactory reward`) -----------------------------------------
+
+
+class RecordedCall(BaseModel):
+    """A call as a rollout recorded it: the qualified name (`env-tool`) and arguments;
+    `ok` (whether the environment accepted it) is read by `strict` only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    ok: bool | None = None
+
+
+class RecordedGoldCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    masked_arguments: list[str] = Field(default_factory=list)
+
+
+class RecordedEpisode(BaseModel):
+    """One episode to re-score offline: one line of `envfactory reward`'s input."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: list[RecordedCall]
+    gold_calls: list[RecordedGoldCall]
+    final_states: dict[str, Any]
+    gold_states: dict[str, Any]
+    format_failures: int = Field(ge=0)
+    #: replaces the settings' α for this episode
+    alpha: float | None = Field(default=None, ge=0, le=1)
+    #: `strict` needs them (the environments anyone changed); `release` reads none
+    initial_states: dict[str, Any] | None = None
+
+
+def _recorded_call(name: str, envs: Mapping[str, Any], variant: RewardVariant,
+                   **fields: Any) -> Call:
+    """A recorded name as (environment, tool): for `release` the prefix before the first
+    "-" is the server, as the release splits; for `strict` the longest environment the
+    states name, else that prefix."""
+    env, _, tool = name.partition(SEPARATOR)
+    if variant == "strict":
+        env, tool = split_name(name, envs) or (env, tool)
+    return Call(env=env, name=tool, **fields)
+
+
+def score_recorded(episode: RecordedEpisode, settings: RewardSettings) -> RewardBreakdown:
+    """`composite_reward` of a recorded episode (its `alpha`, when it has one, replaces
+    the settings'). ValueError when `strict` lacks a state it needs."""
+    if episode.alpha is not None:
+        settings = settings.model_copy(update={"alpha": episode.alpha})
+    if settings.variant == "strict" and episode.initial_states is None:
+        raise ValueError("the strict reward needs initial_states")
+    initial = episode.initial_states or {}
+    envs = dict.fromkeys([*initial, *episode.gold_states, *episode.final_states])
+    gold = [_recorded_call(g.name, envs, settings.variant, arguments=g.arguments,
+                           masked_arguments=g.masked_arguments) for g in episode.gold_calls]
+    solution = [_recorded_call(c.name, envs, settings.variant, arguments=c.arguments,
+                               ok=c.ok) for c in episode.calls]
+    return composite_reward(gold, solution, initial, episode.gold_states,
+                            episode.final_states, unparseable_calls=episode.format_failures,
+                            settings=settings)

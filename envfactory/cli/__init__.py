@@ -27,6 +27,7 @@ from envfactory.cli.hub import hub_app
 from envfactory.cli.leaderboard import leaderboard_app
 from envfactory.cli.mcp_atlas import mcp_atlas_app
 from envfactory.cli.models import models_app
+from envfactory.cli.reward import reward
 from envfactory.cli.score import score_app
 from envfactory.cli.synth import synth_app
 from envfactory.cli.tasks import tasks_app
@@ -47,6 +48,7 @@ for name, group in (("env", env_app), ("models", models_app), ("tasks", tasks_ap
     app.add_typer(group, name=name)
 app.command("demo")(demo)
 app.command("doctor")(doctor)
+app.command("reward")(reward)
 app.command("trajectories")(trajectories)
 
 
