@@ -203,3 +203,4 @@ bench-quick:
 	$(PYTHON) benchmarks/envgen_search.py --quick
 	$(PYTHON) benchmarks/envgen_sandbox.py --quick
 	$(PYTHON) benchmarks/leaderboard_build.py --quick
+	$(PYTHON) benchmarks/release_env.py --quick
