@@ -45,6 +45,10 @@ TESTS_FILE = "test_agent.py"
 AGREEMENT_ROWS = ("passed", "failed", "none")
 #: seconds one tool call may run in the built-in checks
 CALL_SECONDS = 5.0
+#: sandbox limits of one environment's run: a release server has up to ~30 tools on ~5
+#: starting states (hundreds of tests); hangs are caught per call, so the run's own limits
+#: only guard against a runaway
+LIMITS: dict[str, Any] = {"cpu_seconds": 600, "wall_seconds": 900}
 _SANDBOX_FAILURES = ("timeout", "cpu_limit", "memory_limit", "process_limit",
                      "network_blocked", "write_blocked", "crashed")
 
@@ -349,16 +353,17 @@ def agreement(reports: Iterable[VerifyReport]) -> dict[str, dict[str, int]]:
 
 
 _SPECIFICS = re.compile(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)|\d+(\.\d+)?")
-_RAISED = re.compile(r"raised (\w+)")
+#: the first exception name in a message (what follows it is instance detail)
+_RAISED = re.compile(r"\b\w*(Error|Exception|Timeout)\b")
 
 
 def _defect_key(f: Failure) -> str:
-    """The check and the shape of its message: the tool's name, quoted, bracketed and
-    numeric parts blanked, and whatever follows an exception's name dropped."""
+    """The check and the shape of its message: the tool's (and parameter's) name, quoted,
+    bracketed and numeric parts blanked, and whatever follows an exception's name dropped."""
     check = f.test.partition("[")[0]
     first = (f.what.strip().splitlines() or [""])[0]
     if f.tool:
-        first = first.replace(f.tool, "TOOL")
+        first = re.sub(r"TOOL\.\w+", "TOOL.PARAM", first.replace(f.tool, "TOOL"))
     raised = _RAISED.search(first)
     if raised:
         first = first[:raised.end()]
@@ -436,7 +441,7 @@ async def verify(targets: Sequence[Target], out: Path, *, concurrency: int = 2,
     time; the reports in input order."""
     from synthesis.envgen.sandbox import SandboxLimits
 
-    sandbox_limits = SandboxLimits(**(limits or {}))
+    sandbox_limits = SandboxLimits(**{**LIMITS, **(limits or {})})
     event = on_event or (lambda name, text: None)
     out.mkdir(parents=True, exist_ok=True)
 
