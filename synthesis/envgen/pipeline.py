@@ -14,7 +14,9 @@ first and compares after, so it always stops after two revisions, envfactory.md 
 When the coder argues that failing tests are wrong, the tester may rewrite them; the
 baseline is then re-run on the new tests so the comparison stays fair, and the
 dispute is recorded in the report. An environment is registered only when every test
-passes.
+passes. The validation is `envgen verify`'s (one validator): the same sandboxed run and
+built-in checks, and each report carries verify's per-criterion verdict and the failures
+with their evidence (`verify`).
 """
 
 from __future__ import annotations
@@ -118,6 +120,9 @@ class EnvReport(BaseModel):
     registered_as: str | None
     failures: list[dict[str, Any]]
     error: str | None = None
+    #: what `envgen verify` reports for the kept code: criterion -> passed, and each
+    #: failure with its evidence (tool, arguments, starting state, what happened)
+    verify: dict[str, Any] = Field(default_factory=dict)
 
 
 class Manifest(BaseModel):
@@ -347,12 +352,22 @@ class _EnvBuild:
             registered_as=cp.registered_as,
             failures=[g.model_dump(include={"severity", "criterion", "key", "tests",
                                             "message"}) for g in groups],
-            error=cp.error)
+            error=cp.error, verify=_verify_view(res))
 
     def finish(self) -> None:
         write_atomic(self.folder / REPORT, self.report().model_dump_json(indent=2))
         self.save("done")
         self.event(f"done: {self.cp.verdict}")
+
+
+def _verify_view(result: ValidationResult | None) -> dict[str, Any]:
+    """`envgen verify`'s reading of a validation result (empty before the first run)."""
+    if result is None:
+        return {}
+    from synthesis.envgen.verify import failures_of, passed_criteria, verdict_of
+
+    return {"verdict": verdict_of(result), "criteria": passed_criteria(result),
+            "failures": [f.model_dump(mode="json") for f in failures_of(result)]}
 
 
 def _manifest_check(out: Path, manifest: Manifest) -> None:

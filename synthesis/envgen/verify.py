@@ -35,7 +35,7 @@ from synthesis.envgen.validate import CRITERIA, Probe, ValidationResult, probe, 
 
 __all__ = ["AGREEMENT_ROWS", "Failure", "Target", "VerifyInputError", "VerifyReport",
            "agreement", "defect_groups", "failures_of", "passed_criteria", "record_release",
-           "resolve_targets", "summary", "verify"]
+           "resolve_targets", "summary", "verdict_of", "verify"]
 
 REPORT = "report.json"
 SUMMARY = "summary.json"
@@ -247,6 +247,11 @@ def passed_criteria(result: ValidationResult) -> dict[str, bool]:
     return out
 
 
+def verdict_of(result: ValidationResult) -> Literal["passed", "failed"]:
+    """Passed when tests ran and every criterion passed."""
+    return "passed" if result.tests and all(passed_criteria(result).values()) else "failed"
+
+
 def failures_of(result: ValidationResult) -> list[Failure]:
     """Every failed test with its evidence: what the built-in checks recorded, else the
     test's own message (the tester's tests, a run that left no report)."""
@@ -324,7 +329,7 @@ async def verify_target(target: Target, out: Path, *, limits: Any = None,
         name=target.name, kind=target.kind,
         source=str(target.server) if target.server else target.name,
         description_source=described_by,
-        verdict="passed" if all(criteria.values()) and result.tests else "failed",
+        verdict=verdict_of(result),
         criteria=criteria, tests_passed=result.passed, tests_failed=result.failed,
         starting_states=[s["id"] for s in target.states],
         refused_scenarios=[s["id"] for s in target.refused],

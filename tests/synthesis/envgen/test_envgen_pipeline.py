@@ -48,6 +48,7 @@ def test_correct_environment_passes_first_try(tmp_path: Path) -> None:
     assert r.tokens == {"coder": 2, "tester": 2}  # one call each at 2 tokens
     folder = tmp_path / "out" / "tally"
     assert _report(tmp_path, "tally")["verdict"] == "passed"
+    assert _report(tmp_path, "tally")["verify"]["verdict"] == "passed"
     assert (folder / "env.py").read_text() == scripted.tally_code()
     assert (folder / "tests" / "test_agent.py").read_text() == scripted.TALLY_TESTS
     cp = load_checkpoint(folder)
@@ -84,6 +85,12 @@ def test_never_passing_stops_at_the_limit_with_failing_criteria(tmp_path: Path) 
     assert r.tokens["coder"] == 8  # the first reply and three revisions
     report = _report(tmp_path, "tally_never")
     assert report["failing_criteria"] == ["behaviour"] and report["registered_as"] is None
+    # the same reading `envgen verify` gives: behaviour fails, by the tester's test
+    assert report["verify"]["verdict"] == "failed"
+    assert report["verify"]["criteria"] == {"interface": True, "executability": True,
+                                            "behaviour": False, "state": True}
+    assert [f["test"] for f in report["verify"]["failures"]] == [
+        "test_behaviour_add_item_accumulates"]
 
 
 def test_max_revisions_is_honoured(tmp_path: Path) -> None:
