@@ -67,6 +67,13 @@ def queries(
     max_concurrency: Annotated[int, max_concurrency_option("Chains synthesized")] = 4,
     pass_k: Annotated[int | None, typer.Option(help="Candidates per turn (preset's if unset).",
                                                min=1)] = None,
+    pipeline: Annotated[str, typer.Option(
+        help="release: the EnvFactory release's prompts and pipeline (read from the pinned "
+             "release); ours: our rewritten prompts, seeded start states, state agreement."
+    )] = "release",
+    select: Annotated[str, typer.Option(
+        help="release pipeline: llm (the release's SolutionSelector) | state (our agreement "
+             "of >= 2 final states) | both (the selector among the agreeing).")] = "llm",
     model: ModelOpt = None,
     model_role: ModelRoleOpt = None,
     model_args: ModelArgsOpt = None,
@@ -86,7 +93,12 @@ def queries(
     problem = gold_player_problem(models, "QueryGen")
     if problem:
         raise typer.BadParameter(problem, param_hint="--model/--model-role")
-    config = get_preset(preset, **({"pass_k": pass_k} if pass_k else {}))
+    if pipeline not in ("release", "ours"):
+        raise typer.BadParameter("use release or ours", param_hint="--pipeline")
+    if select not in ("llm", "state", "both"):
+        raise typer.BadParameter("use llm, state or both", param_hint="--select")
+    config = get_preset(preset, pipeline=pipeline, select=select,
+                        **({"pass_k": pass_k} if pass_k else {}))
     args = RunArgs(graph=graph, out=out_dir, n=n, seed=seed, preset=preset, split=split,
                    envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,
                    sampler=sampler, max_nodes=max_nodes,  # type: ignore[arg-type]

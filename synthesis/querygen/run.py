@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from envs.hashing import file_sha256
 from envs.jsonl import append_line, complete_lines, write_atomic
 from envs.registry import benchmark_of
+from envs.release_registry import ENVFACTORY
 from harness.results_file import write_in_order
 from synthesis.chain import ToolChain
 from synthesis.graph import ToolGraph
@@ -89,6 +90,12 @@ class Manifest(BaseModel):
     #: environments the written records actually use
     environments: list[str] = Field(default_factory=list)
     config: dict[str, Any]
+    #: which QueryGen ran: "release" (the release's prompts and state machine) or "ours"
+    pipeline: str = "ours"
+    #: how a turn's candidate was chosen (release pipeline): llm | state | both
+    select: str | None = None
+    #: where the release's prompts were read from (pipeline "release")
+    release: dict[str, str] = Field(default_factory=dict)
     kept: int = 0
     rejected: dict[str, int] = Field(default_factory=dict)
 
@@ -198,7 +205,9 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
                   for role, m in models.items()},
         allowed_environments=envs,
         excluded_benchmark_environments=benchmark_envs(graph.environments()),
-        config=config.model_dump(mode="json"))
+        config=config.model_dump(mode="json"), pipeline=config.pipeline,
+        select=config.select if config.pipeline == "release" else None,
+        release=ENVFACTORY.provenance() if config.pipeline == "release" else {})
     old = out / MANIFEST
     if old.exists():
         before = Manifest.model_validate_json(old.read_text(encoding="utf-8"))
