@@ -66,8 +66,13 @@ def probe_log(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
 
 
 def test_prerequisite_error_is_printed_by_inspect_as_its_message_alone(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import rich
     from inspect_ai._util.error import exception_hook
+
+    # an in-process eval(display="none") earlier in the session leaves rich's global
+    # console quiet, and Inspect's hook prints through it
+    monkeypatch.setattr(rich.get_console(), "quiet", False)
 
     class OptionError(compat.PrerequisiteError):
         pass
