@@ -59,11 +59,13 @@ def test_built_from_metadata_with_every_criterion_passing(registered: Path,
                                                           tmp_path: Path) -> None:
     report = json.loads((tmp_path / "out" / "uu_pao_tui" / "report.json").read_text())
     # built-in checks: 1 names + 5 parameters + 1 flags + 1 default state; 1 import + 5
-    # tools; 2 round trips + 2 read tools; the tester's 12 tests on top
+    # tools; 4 bad-argument checks (the tools with required parameters); 2 round trips + 2
+    # read tools (list_, query_) + 2 must-change writes (create_order, cancel_order) + 5
+    # refused-call checks; the tester's 12 tests on top
     assert report["criteria"] == {"interface": {"passed": 10, "failed": 0},
                                   "executability": {"passed": 7, "failed": 0},
-                                  "behaviour": {"passed": 6, "failed": 0},
-                                  "state": {"passed": 7, "failed": 0}}
+                                  "behaviour": {"passed": 10, "failed": 0},
+                                  "state": {"passed": 14, "failed": 0}}
     assert report["revisions_used"] == 0 and report["all_passed"] is True
     assert (registered / "uu_pao_tui" / "environment.py").read_text() == \
         scripted.UUPAOTUI_CODE
