@@ -137,6 +137,7 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
     # copied (a live HTTP client) makes the undo record the `save_scenario()` snapshot.
 
     def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
+        self.snapshot()  # a server that cannot save its state is not written to at all
         return self._attributes()
 
     def _rollback(self, checkpoint: Any) -> None:

@@ -316,9 +316,14 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 
 
 def get_release(name: str, root: Path | None = None) -> ReleaseEnv:
-    """The server `Airline` (or `release/Airline`; a `@scenario` suffix is ignored)."""
+    """The server `Airline` (or `release/Airline`; a `@scenario` suffix is ignored). The
+    first one asked for without a release here fetches the release's folders."""
     stem = split_spec(name)[0]
-    base = _root(root)
+    try:
+        base = Path(root) if root is not None else release_root(fetch=True)
+    except FileNotFoundError as e:  # offline, no override: one line saying what to do
+        raise ReleaseEnvError(
+            f"no EnvFactory release here and it could not be fetched ({e})") from None
     if base is None:
         raise ReleaseEnvError(
             f"no EnvFactory release here: set {ENVFACTORY.override} to "
@@ -413,7 +418,12 @@ def verified_names(root: Path | None = None) -> set[str] | None:
 def release_set(*, verified_only: bool = True) -> list[str]:
     """What `--envs release` means: every listable `release/<Name>` (without a problem),
     and with `verified_only` (the default) only those `envgen verify` passed, when a
-    verify record exists (without one, all)."""
-    names = [e.qualified for e in list_release() if e.problem is None]
+    verify record exists (without one, all). The release is fetched if it is not here."""
+    try:
+        root = release_root(fetch=True)  # asking for the set is a first use
+    except FileNotFoundError as e:
+        raise ReleaseEnvError(f"no EnvFactory release here and it could not be fetched ({e})"
+                              ) from None
+    names = [e.qualified for e in list_release(root) if e.problem is None]
     verified = verified_names() if verified_only else None
     return names if verified is None else [n for n in names if n in verified]

@@ -46,16 +46,21 @@ def env_list() -> None:
         verdicts, record_problem = None, str(e)
     problems: list[str] = []
     table = Table(title="environments")
-    for col in ("name", "tools", "write tools", "source", "scenarios"):
+    table.add_column("name", no_wrap=True)  # a name is what the user copies: never split
+    for col in ("tools", "write tools", "source"):
         table.add_column(col)
+    # the release's own columns, only when there is a release here
+    scenario_col = ["-"] if release else []
+    if release:
+        table.add_column("scenarios")
     if verdicts is not None:
         table.add_column("verified")
     for entry in registry.all_entries():
-        verdict = [] if verdicts is None else [verdicts.get(entry.name, "-")]
+        extra = scenario_col + ([] if verdicts is None else [verdicts.get(entry.name, "-")])
         if entry.name in release:
             row, lines = _release_row(release[entry.name], entry.source)
             problems += lines
-            table.add_row(*row, *verdict)
+            table.add_row(*row, *extra[1:])
             continue
         try:
             specs = entry.specs()
@@ -63,11 +68,10 @@ def env_list() -> None:
         # that no longer loads
         except (OSError, GeneratedEnvError) as e:
             table.add_row(entry.name, "-", "-",
-                          f"{entry.source} [red](unavailable: {escape(str(e))})[/red]", "-",
-                          *verdict)
+                          f"{entry.source} [red](unavailable: {escape(str(e))})[/red]", *extra)
             continue
         table.add_row(entry.name, str(len(specs)), str(sum(s.write for s in specs)),
-                      entry.source, "-", *verdict)
+                      entry.source, *extra)
     console.print(table)
     if release:
         counted = [e for e in release.values() if e.problem is None]
@@ -81,6 +85,10 @@ def env_list() -> None:
                       f"broken): {sum(e.tool_count for e in counted)} tools, {starts} "
                       f"starting scenarios, {checks} validation checks (scenarios that "
                       "must be refused)")
+    else:
+        console.print("[dim]the EnvFactory release's environments (release/<Name>) are not "
+                      "here: `envfactory data fetch envfactory-release`, or set "
+                      "ENVFACTORY_RELEASE_DIR[/dim]")
     for line in ([record_problem] if record_problem else []) + problems:
         console.print(f"[red]problem:[/red] {escape(line)}", soft_wrap=True)
 

@@ -222,13 +222,17 @@ def test_the_registry_lists_and_resolves_release_environments(fixture_root: Path
         registry.get("release/Nope")
 
 
-def test_without_a_release_there_are_no_release_entries(
+def test_without_a_release_listing_shows_none_and_a_name_tries_to_fetch_it(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("ENVFACTORY_RELEASE_DIR", raising=False)
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path))
-    assert release_root() is None and list_release() == []
+    monkeypatch.setenv("ENVFACTORY_GITHUB_ARCHIVE", (tmp_path / "offline").as_uri())
+    assert release_root() is None and list_release() == []  # listing fetches nothing
     assert not [e for e in registry.all_entries() if e.name.startswith(PREFIX)]
-    with pytest.raises(KeyError, match="no EnvFactory release here: set ENVFACTORY_RELEASE_DIR"):
+    assert not (tmp_path / "envfactory_release").exists()
+    with pytest.raises(KeyError, match="no EnvFactory release here and it could not be "
+                       "fetched .cannot download EnvFactory archive at eff3b22 .*set "
+                       "ENVFACTORY_RELEASE_DIR"):
         registry.get("release/Airline")
 
 
