@@ -15,7 +15,6 @@ report is a plain mapping that EnvGen writes).
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import itertools
 import json
@@ -32,6 +31,7 @@ from pydantic_core import to_jsonable_python
 
 from envs.base import Environment, ToolSpec
 from envs.envfactory_format import EnvFactoryFormatEnvironment, FormatError
+from envs.hashing import file_sha256
 from envs.release_registry import GENERATED_ENVS, GENERATED_ENVS_VAR
 
 __all__ = ["ENV_VAR", "PREFIX", "GeneratedEnv", "GeneratedEnvError", "generated_dir",
@@ -130,7 +130,7 @@ def register_generated(source: Path, name: str, report: Mapping[str, Any], *,
     (staging / REGISTRATION_FILE).write_text(json.dumps({
         "name": name, "kind": loaded.kind, "description": loaded.description,
         "tools": len(tools), "source": str(source.resolve()),
-        "sha256": hashlib.sha256(text).hexdigest()}, indent=2, ensure_ascii=False))
+        "sha256": file_sha256(staging / ENV_FILE)}, indent=2, ensure_ascii=False))
     target = root / name
     if target.exists():  # swap, so a reader never sees a half-written folder
         old = Path(tempfile.mkdtemp(prefix=f".{name}-old-", dir=root))

@@ -31,13 +31,13 @@ for argument parsing and for non-OpenAI providers).
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai.tool import ToolInfo
 
+from envs.hashing import text_sha256
 from harness import inspect_compat
 
 __all__ = ["VERBATIM_KEY", "install", "registered", "responses_form", "verbatim"]
@@ -78,7 +78,7 @@ def verbatim(info: ToolInfo, official: Mapping[str, Any],
     install()
     chat = copy.deepcopy(dict(official))
     resp = copy.deepcopy(dict(responses)) if responses is not None else responses_form(official)
-    key = hashlib.sha256(json.dumps([chat, resp]).encode()).hexdigest()
+    key = text_sha256(json.dumps([chat, resp]))
     _OBJECTS.setdefault(key, (chat, resp))
     return info.model_copy(update={"options": {**(info.options or {}), VERBATIM_KEY: key}})
 

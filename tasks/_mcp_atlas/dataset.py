@@ -19,7 +19,6 @@ really needs, and the oracle replays it).
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
@@ -30,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envs.hashing import file_sha256, text_sha256
 from envs.releases import UnpinnedRevision, hub_snapshot
 from tasks._mcp_atlas.release import DATA_FILES, Release, release
 
@@ -147,10 +147,8 @@ def _files(root: Path) -> list[Path]:
 
 
 def _digest(files: Sequence[Path]) -> str:
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    """A local copy's revision label: the digest of its files' digests, in order."""
+    return text_sha256("".join(file_sha256(f) for f in files))[:16]
 
 
 def _hub_snapshot(revision: str) -> Path:
