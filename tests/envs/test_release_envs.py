@@ -416,3 +416,29 @@ def test_a_shared_release_scenario_starts_and_names_tools_by_file_stem() -> None
     calendar = World(envs={"release/Calendar": create_release("release/Calendar",
                                                               SHARED_RELEASE)})
     assert all(n.startswith("Calendar-") for n in calendar.tool_names())
+
+
+# --- the tool backends ---------------------------------------------------------------
+
+@pytest.mark.slow
+async def test_in_process_and_mcp_backends_offer_and_run_the_same_release_tools(
+        fixture_root: Path) -> None:
+    from harness.tool_backends import InProcessBackend, McpBackend
+
+    state = get_release("Library", FIXTURE).scenario("scenario_001").data
+    inprocess = InProcessBackend(["release/Library"], {"release/Library": state})
+    async with McpBackend.for_environments(["release/Library"],
+                                           {"release/Library": state}) as mcp:
+        for backend in (inprocess, mcp):
+            assert sorted(t.name for t in backend.tools()) == ["Library-borrow_book",
+                                                               "Library-get_book"]
+        borrowed = [await b.call("Library-borrow_book", {"book_id": "b1"})
+                    for b in (inprocess, mcp)]
+        assert [o.ok for o in borrowed] == [True, True]
+        assert json.loads(borrowed[0].text) == json.loads(borrowed[1].text) == {
+            "book_id": "b1", "copies_left": 1}
+        missing = [await b.call("Library-borrow_book", {"book_id": "zz"})
+                   for b in (inprocess, mcp)]
+        assert not missing[0].ok and missing[0].text == missing[1].text
+        assert await inprocess.snapshot() == await mcp.snapshot()
+        assert list(await mcp.snapshot()) == ["release/Library"]
