@@ -33,11 +33,12 @@ from pydantic import BaseModel, Field
 
 from envs.hashing import file_sha256
 from envs.jsonl import read_records
+from envs.releases import hub_snapshot
 from leaderboard import cards
 from leaderboard.hub_data import LogEntry, dataset_row, find_logs, log_entry, read_splits
 
 __all__ = ["HubError", "PushResult", "download_results", "hub_call", "push_dataset",
-           "push_model", "push_results", "redact"]
+           "push_model", "push_results", "redact", "snapshot_commit"]
 
 RepoType = Literal["dataset", "model"]
 T = TypeVar("T")
@@ -440,18 +441,36 @@ def push_results(logs: Sequence[Path], repo_id: str, *, private: bool | None = N
                    stale=lambda p: False)
 
 
-def download_results(repo_id: str, *, revision: str | None = None) -> Path:
-    """A local directory of the Inspect log files a results repo holds (`logs/`), through
-    `snapshot_download` (the standard Hub cache, so a second call downloads nothing new).
-    `envfactory leaderboard build --from-hub REPO` reads its logs from here."""
-    from huggingface_hub import snapshot_download
+def _resolve_commit(api: Any, repo_id: str, revision: str) -> str:
+    """The commit `revision` names now (a commit names itself; the Hub checks it exists)."""
+    info = hub_call(f"download results {repo_id}", lambda: api.repo_info(
+        repo_id, repo_type="dataset", revision=revision))
+    return str(info.sha)
 
+
+def download_results(repo_id: str, *, revision: str | None = None) -> Path:
+    """The Inspect logs a results repo holds (`logs/`) at `revision` (a branch, a tag or a
+    commit; default `main`). A results repo is ours and its `main` moves with every push
+    (a leaderboard of the latest results reads it), so the revision is resolved to its
+    commit now and read at that commit through `envs.releases.hub_snapshot` (the Hub
+    cache, retried, the commit logged): the folder returned is the cache's snapshot of
+    that commit, which `snapshot_commit` reads back.
+    `envfactory leaderboard build --from-hub REPO` reads its logs from here."""
     _check_repo_id(repo_id)
-    snapshot = hub_call(f"download results {repo_id}", lambda: snapshot_download(
-        repo_id, repo_type="dataset", revision=revision,
-        allow_patterns=[f"{LOGS_DIR}/**", INDEX_FILE], endpoint=_endpoint()))
-    logs = Path(snapshot) / LOGS_DIR
+    commit = _resolve_commit(_api(), repo_id, revision or "main")
+    folder, commit = hub_call(f"download results {repo_id}", lambda: hub_snapshot(
+        repo_id, commit, option="--revision",
+        allow_patterns=[f"{LOGS_DIR}/**", INDEX_FILE]))
+    logs = folder / LOGS_DIR
     if not logs.is_dir():
-        raise HubError(f"{repo_id}: holds no {LOGS_DIR}/ folder; push Inspect logs to it "
-                       "with `envfactory hub push-results`")
+        raise HubError(f"{repo_id}@{commit}: holds no {LOGS_DIR}/ folder; push Inspect logs "
+                       "to it with `envfactory hub push-results`")
     return logs
+
+
+def snapshot_commit(logs: Path) -> str | None:
+    """The commit a `download_results` folder was read at (the Hub cache keeps a commit's
+    files under `snapshots/<commit>/`, as `hub_snapshot` reads it); None for a folder that
+    is not a Hub snapshot's."""
+    snapshot = logs.parent
+    return snapshot.name if snapshot.parent.name == "snapshots" else None

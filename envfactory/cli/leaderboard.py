@@ -35,7 +35,8 @@ def build_cmd(
         "--from-hub", help="Also read the logs `envfactory hub push-results` pushed to "
         "this Hub repo.")] = None,
     revision: Annotated[str | None, typer.Option(
-        help="Revision of the --from-hub repo.")] = None,
+        help="Revision (branch, tag or commit) of the --from-hub repo, resolved to its "
+        "commit now; the commit read is printed. Default: main.")] = None,
     baselines: Annotated[Path | None, typer.Option(
         help="Baselines file (default: the shipped EnvFactory-paper table).")] = None,
     no_baselines: Annotated[bool, typer.Option(
@@ -59,12 +60,18 @@ def build_cmd(
     paths = list(logs or [])
     if from_hub:
         try:
-            paths.append(hub_logs(from_hub, revision))
+            hub_folder = hub_logs(from_hub, revision)
         except ImportError:
             raise CommandError("--from-hub needs leaderboard/hub.py (envfactory hub), which "
                                "is not installed here") from None
         except Exception as e:  # noqa: BLE001 - a Hub failure is reported, not a traceback
             raise CommandError(f"--from-hub {from_hub}: {e}") from None
+        from leaderboard.hub import snapshot_commit
+
+        commit = snapshot_commit(hub_folder)
+        console.print(f"--from-hub {from_hub}: {revision or 'main'}"
+                      + (f" is commit {commit}" if commit else "") + f"; read {hub_folder}")
+        paths.append(hub_folder)
     if not paths:
         raise typer.BadParameter("give log files/folders, or --from-hub REPO",
                                  param_hint="LOGS")

@@ -4,12 +4,15 @@ the index lists every log once, and the downloaded logs read back with Inspect."
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 from inspect_ai.log import read_eval_log
+from typer.testing import CliRunner
 
-from leaderboard.hub import HubError, download_results, push_results
+from envfactory.cli import app
+from leaderboard.hub import HubError, download_results, push_results, snapshot_commit
 from tests.leaderboard.fake_hub import TOKEN, FakeHub, fake_hub_fixture  # noqa: F401
 from tests.leaderboard.test_hub_model import write_log
 
@@ -81,3 +84,47 @@ def test_download_errors_are_clear(fake_hub: FakeHub, tmp_path: Path) -> None:
     not_a_log.write_text("hello", encoding="utf-8")
     with pytest.raises(ValueError, match=r"x\.txt: not an Inspect log"):
         push_results([not_a_log], "tester/empty")
+
+
+def test_download_results_reads_a_resolved_commit_and_says_which(
+        fake_hub: FakeHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`main` moves with every push: each read resolves it to the commit it names then,
+    reads that commit (the cache's snapshot folder is named by it) and logs it."""
+    a, b = tmp_path / "a.eval", tmp_path / "b.eval"
+    write_log(a, "envfactory", {"overall": 0.1}, 2)
+    write_log(b, "envfactory", {"overall": 0.2}, 2)
+    first = push_results([a], "tester/moving")
+    caplog.set_level(logging.INFO, logger="envs.releases")
+
+    old = download_results("tester/moving")
+    assert snapshot_commit(old) == first.commit and len(first.commit) == 40
+    assert f"at commit {first.commit}" in caplog.text
+
+    second = push_results([b], "tester/moving")
+    new = download_results("tester/moving")
+    assert second.commit != first.commit and snapshot_commit(new) == second.commit
+    assert sorted(p.name for p in new.iterdir()) == ["a.eval", "b.eval"]
+    assert sorted(p.name for p in old.iterdir()) == ["a.eval"]  # the older snapshot stays
+    # a branch or a commit is resolved the same way
+    assert snapshot_commit(download_results("tester/moving", revision="main")) == second.commit
+    assert snapshot_commit(download_results("tester/moving",
+                                            revision=first.commit)) == first.commit
+    assert snapshot_commit(tmp_path) is None  # not a Hub snapshot
+
+
+def test_download_results_of_an_unknown_revision_is_a_hub_error(fake_hub: FakeHub,
+                                                                tmp_path: Path) -> None:
+    write_log(tmp_path / "a.eval", "envfactory", {"overall": 0.1}, 2)
+    push_results([tmp_path / "a.eval"], "tester/revs2")
+    with pytest.raises(HubError, match="download results tester/revs2: .*Revision"):
+        download_results("tester/revs2", revision="no-such-branch")
+
+
+def test_cli_from_hub_prints_the_commit_it_read(fake_hub: FakeHub, tmp_path: Path) -> None:
+    write_log(tmp_path / "a.eval", "envfactory", {"overall": 0.1}, 2)
+    pushed = push_results([tmp_path / "a.eval"], "tester/board")
+    result = CliRunner().invoke(app, ["leaderboard", "build", "--from-hub", "tester/board",
+                                      "--no-taxonomy", "--out-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert f"--from-hub tester/board: main is commit {pushed.commit}; read " in result.output
+    assert "1 logs" in result.output
