@@ -112,6 +112,8 @@ def _tau2() -> Benchmark:
     # the split files are pinned at a later tag than the rest: they are SPLITS' files
     files = [(release, release.describe(relative)) for relative in data.TAU2.files
              for release in [data.SPLITS if relative in data.SPLITS.files else data.TAU2]]
+    # the NL-assertion judge's prompt and settings, read from upstream's source as data
+    files += _described(data.TAU2, [data.NL_ASSERTIONS_SOURCE, data.CONFIG_SOURCE], source=True)
 
     def derive(toolkit: str) -> Callable[[], object]:
         return lambda: tool_objects.official_tools(toolkit)
