@@ -135,10 +135,10 @@ def test_fetch_then_every_benchmark_loads_with_the_network_gone(
     result = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert result.exit_code == 0, result.output
     fetched = len(mirror.requests)
-    # 19 τ² data files + 4 tool modules, 11 VitaBench data + 5 source, 14 + 2 MCP-Atlas,
+    # 19 τ² data files + 4 tool modules + the NL judge's 2 source files, 11 VitaBench data + 5 source, 14 + 2 MCP-Atlas,
     # 6 EnvFactory release files and its commit's archive: hand-counted from the modules'
     # lists
-    assert fetched == 19 + 4 + 11 + 5 + 14 + 2 + 6 + 1
+    assert fetched == 19 + 4 + 2 + 11 + 5 + 14 + 2 + 6 + 1
     again = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert again.exit_code == 0 and len(mirror.requests) == fetched  # all cached: skipped
 
@@ -208,7 +208,8 @@ def test_a_file_that_cannot_be_fetched_fails_the_run_and_the_rest_still_arrive(
     assert len(lines) == 2, lines  # the file that failed, and the one error line
     assert lines[0].startswith(f"not fetched: {tau2_data.TAU2.title} domains/telecom/db.toml: "
                                "cannot download") and "HTTP Error 404" in lines[0]
-    assert lines[1] == ("error: 1 of 23 files not fetched (each named above); a rerun "
+    # τ²: 19 data files, 4 derived tool files, the NL judge's 2 source files
+    assert lines[1] == ("error: 1 of 25 files not fetched (each named above); a rerun "
                         "fetches only what is missing")
     cached = tmp_path / "cache" / "tau2" / tau2_data.RELEASE / "domains"
     assert (cached / "airline" / "db.json").is_file()
