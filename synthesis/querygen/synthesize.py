@@ -1,10 +1,11 @@
 """One chain -> one trajectory (or a rejection with a stable reason): QueryGen's per-chain loop.
 
 Our pipeline (`pipeline="ours"`; the release's is `release_pipeline`). For each turn of
-the chain: the query generator writes what the user says (optionally refined), k solver rollouts run from the turn's start state, the candidates that pass and
-agree on the final state are the accepted ones, the selector picks one of them, and its
-calls become the turn's gold calls. The finished trajectory must pass
-`synthesis.task_specs.check`, the same validator as the hand-written tasks.
+the chain: the query generator writes what the user says (optionally refined), k solver
+rollouts run from the turn's start state, the candidates that pass and agree on the final
+state are the accepted ones, the selector picks one of them, and its calls become the
+turn's gold calls. The finished trajectory must pass `synthesis.task_specs.check`, the
+same validator as the hand-written tasks.
 """
 
 from __future__ import annotations
