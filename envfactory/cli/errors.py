@@ -41,6 +41,7 @@ DEPRECATED: Mapping[tuple[str, ...], Mapping[str, str]] = {
                              **_CONCURRENCY},
     ("mcp-atlas", "grade"): {"--out": "--results", "--base-url": "--judge-base-url",
                              **_CONCURRENCY},
+    ("envgen", "verify"): {"--out": "--out-dir", **_CONCURRENCY},
     ("envgen", "build"): {"--out": "--out-dir", **_CONCURRENCY},
     ("synth", "queries"): {"--out": "--out-dir", **_CONCURRENCY},
     ("synth", "graph"): {"--out": "--out-dir"},

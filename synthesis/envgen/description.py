@@ -56,7 +56,9 @@ class ApiDescription(BaseModel):
     name: str
     description: str
     tools: list[ToolDescription] = Field(min_length=1)
-    source: Literal["metadata", "openapi", "sketch"]
+    #: "environment": an existing environment's own tool list (what `envgen verify` checks
+    #: a pool or generated environment against, having no separate description)
+    source: Literal["metadata", "openapi", "sketch", "environment"]
     source_path: str
 
     @property

@@ -229,7 +229,7 @@ def _description(target: Target) -> tuple[ApiDescription, str]:
              for s in entry.specs()]
     # the environment's own tool list: the interface checks then test what the model is
     # shown against what the tools accept (no separate description exists)
-    description = ApiDescription.model_construct(
+    description = ApiDescription(
         name=target.name, description=entry.description or target.name, tools=tools,
         source="environment", source_path=entry.source)
     return description, f"the environment's own tool list ({entry.source})"
