@@ -97,6 +97,12 @@ def queries(
         raise typer.BadParameter("use release or ours", param_hint="--pipeline")
     if select not in ("llm", "state", "both"):
         raise typer.BadParameter("use llm, state or both", param_hint="--select")
+    if pipeline == "release":
+        from synthesis.querygen.release_prompts import source_problem
+
+        missing = source_problem()
+        if missing:
+            raise CommandError(missing)
     config = get_preset(preset, pipeline=pipeline, select=select,
                         **({"pass_k": pass_k} if pass_k else {}))
     args = RunArgs(graph=graph, out=out_dir, n=n, seed=seed, preset=preset, split=split,

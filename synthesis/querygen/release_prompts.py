@@ -387,3 +387,22 @@ def inline(relative: str, function: str, *, assigned: str | None = None,
     if nth >= len(values):
         raise ReleasePromptError(f"{label} not found")
     return _template(values[nth], label)
+
+
+#: every release file the release pipeline reads
+SOURCES = (QUERYGEN, GRAPH, SCHEMAGEN, NON_CONV, CONV, "src/gen/__init__.py")
+
+
+def source_problem() -> str | None:
+    """One line naming the release files the pipeline cannot read (None when all can be),
+    so a run can refuse up front instead of rejecting every chain."""
+    missing = []
+    for relative in SOURCES:
+        try:
+            ENVFACTORY.source_text(relative)
+        except (OSError, RuntimeError) as e:
+            missing.append(f"{relative} ({e})")
+    if not missing:
+        return None
+    return ("the release pipeline cannot read " + "; ".join(missing)
+            + "; run with --pipeline ours, or point ENVFACTORY_RELEASE_DIR at a full checkout")
