@@ -32,6 +32,9 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
+
+# not rendering: Inspect writes PrerequisiteError messages in rich markup, and rich's own
+# parser is what reads them back as plain text (`_one_line`)
 from rich.text import Text
 
 from harness.inspect_compat import PrerequisiteError

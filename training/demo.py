@@ -17,18 +17,17 @@ Needs the train stack (LlamaFactory): run it from `.venv-train` (`make demo` doe
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
 
 from envs.release_registry import DEMO
 from training.autoscore import OnProgress, ScoreResult, score_checkpoint
 from training.local_models import prepare_smollm2
 from training.provenance import read_provenance
+from training.reporting import Say, to_stderr
 from training.sft import SftConfig, run_sft
 
-__all__ = ["TRAIN_SPLIT", "demo_config", "run_demo", "tool_call_figures"]
+__all__ = ["TRAIN_SPLIT", "comparison_rows", "demo_config", "run_demo", "tool_call_figures"]
 
 #: the training side of the held-out suite's split (data read by path, never imported)
 TRAIN_SPLIT = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "data" / "train.jsonl"
@@ -75,42 +74,47 @@ def _calls_cell(result: ScoreResult, task: str) -> str:
     return f"{calling}/{samples} samples, {calls} calls"
 
 
-def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
-             console: Console | None = None, on_progress: OnProgress | None = None,
-             ) -> tuple[ScoreResult, ScoreResult]:
-    """Train (or reuse) the tuned SmolLM2, score base and tuned, print both; see above.
-    `on_progress(stage, done, total)` hears each scored task's samples as they finish."""
-    console = console or Console()
-    cache = (cache or DEMO.path()).expanduser().resolve()
-    base = prepare_smollm2()
-    config = demo_config(cache)
-    tuned = _cached(config)
-    if tuned is None:
-        console.rule("LoRA SFT of SmolLM2 on the training split (LlamaFactory)")
-        result = run_sft(config, console)
-        assert result.merged is not None  # merge: true
-        tuned = result.merged
-        console.print(f"SFT: {result.steps} steps in {result.wall_s:.0f} s, loss "
-                      f"{result.first_loss:.3f} -> {result.last_loss:.3f}")
-    else:
-        console.print(f"reusing the tuned model in {tuned}")
-    scores = []
-    for name, model in (("base", base), ("tuned", tuned)):
-        console.rule(f"scoring the {name} model")
-        scores.append(score_checkpoint(model, suite="demo", limit=limit,
-                                       max_tokens=max_tokens, log_root=cache / "scores",
-                                       console=console, on_progress=on_progress))
-    before, after = scores
-    table = Table(title=f"SmolLM2-135M before and after SFT (demo suite, --limit {limit})")
-    for column in ("task", "metric", "base", "tuned"):
-        table.add_column(column)
+def comparison_rows(before: ScoreResult, after: ScoreResult) -> list[tuple[str, str, str, str]]:
+    """The demo's side-by-side table, a row per (task, metric) plus how often each model
+    made tool calls: (task, metric, base, tuned)."""
+    rows = []
     for b, a in zip(before.tasks, after.tasks, strict=True):
         name = b.task.rsplit("@", 1)[-1]
         for metric in sorted(set(b.headline) | set(a.headline)):
-            table.add_row(name, metric, f"{b.headline.get(metric, float('nan')):.3f}",
-                          f"{a.headline.get(metric, float('nan')):.3f}")
-        table.add_row(name, "made tool calls", _calls_cell(before, b.task),
-                      _calls_cell(after, a.task))
-    console.print(table)
-    console.print(f"logs: {before.log_dir} and {after.log_dir} (`inspect view --log-dir ...`)")
+            rows.append((name, metric, f"{b.headline.get(metric, float('nan')):.3f}",
+                         f"{a.headline.get(metric, float('nan')):.3f}"))
+        rows.append((name, "made tool calls", _calls_cell(before, b.task),
+                     _calls_cell(after, a.task)))
+    return rows
+
+
+def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
+             say: Say = to_stderr, on_progress: OnProgress | None = None,
+             on_result: Callable[[ScoreResult], None] | None = None,
+             ) -> tuple[ScoreResult, ScoreResult]:
+    """Train (or reuse) the tuned SmolLM2, score base and tuned; see above. `say` hears
+    each step, `on_progress(stage, done, total)` the SFT steps and each scored task's
+    samples as they finish, `on_result` each scoring; `comparison_rows` of the two results
+    is the table `envfactory demo` prints."""
+    cache = (cache or DEMO.path()).expanduser().resolve()
+    base = prepare_smollm2(say=say)
+    config = demo_config(cache)
+    tuned = _cached(config)
+    if tuned is None:
+        say("LoRA SFT of SmolLM2 on the training split (LlamaFactory)")
+        result = run_sft(config, on_progress)
+        assert result.merged is not None  # merge: true
+        tuned = result.merged
+        say(f"SFT: {result.steps} steps in {result.wall_s:.0f} s, loss "
+            f"{result.first_loss:.3f} -> {result.last_loss:.3f}")
+    else:
+        say(f"reusing the tuned model in {tuned}")
+    scores = []
+    for name, model in (("base", base), ("tuned", tuned)):
+        say(f"scoring the {name} model")
+        scores.append(score_checkpoint(model, suite="demo", limit=limit,
+                                       max_tokens=max_tokens, log_root=cache / "scores",
+                                       say=say, on_progress=on_progress,
+                                       on_result=on_result))
+    before, after = scores
     return before, after

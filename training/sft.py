@@ -36,13 +36,12 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from envs.hashing import file_sha256
 from envs.jsonl import complete_lines
 from training.export import SFT_NAME, export
 from training.provenance import CheckpointProvenance, base_model_id, write_provenance
+from training.reporting import OnProgress
 
 __all__ = ["PRESETS", "SftConfig", "SftResult", "dry_run", "llamafactory_cli", "render",
            "run_sft"]
@@ -198,22 +197,18 @@ def _log_rows(output_dir: Path) -> list[dict[str, Any]]:
             complete_lines(output_dir / "trainer_log.jsonl", trim=False)]
 
 
-def _run(argv: list[str], log: Path, output_dir: Path, console: Console,
+def _run(argv: list[str], log: Path, output_dir: Path, on_progress: OnProgress | None,
          what: str) -> list[dict[str, Any]]:
-    """Run a LlamaFactory command, its output to `log`, progress from trainer_log.jsonl."""
-    with log.open("ab") as out, Progress(
-            TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=console) as bar:
-        task = bar.add_task("starting", total=None)
+    """Run a LlamaFactory command, its output to `log`; `on_progress(what, step, total)`
+    follows trainer_log.jsonl once a second."""
+    with log.open("ab") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=_env())
         while proc.poll() is None:
             time.sleep(1.0)
             rows = _log_rows(output_dir)
-            if rows:
-                last = rows[-1]
-                loss = f"loss {last['loss']:.4f}" if "loss" in last else ""
-                bar.update(task, total=last.get("total_steps"),
-                           completed=last.get("current_steps", 0), description=loss)
+            if rows and on_progress is not None:
+                on_progress(what, int(rows[-1].get("current_steps", 0)),
+                            rows[-1].get("total_steps"))
     if proc.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{what} failed (exit {proc.returncode}); last lines of {log}:\n"
@@ -221,9 +216,10 @@ def _run(argv: list[str], log: Path, output_dir: Path, console: Console,
     return _log_rows(output_dir)
 
 
-def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
-    """Train, stamp provenance, optionally merge; see the module docstring."""
-    console = console or Console()
+def run_sft(config: SftConfig, on_progress: OnProgress | None = None) -> SftResult:
+    """Train, stamp provenance, optionally merge; see the module docstring.
+    `on_progress(stage, step, total)` follows the training ("SFT") and merge ("merge")
+    steps as LlamaFactory logs them."""
     started = time.perf_counter()
     cli = llamafactory_cli()  # before any work: without the train stack nothing can run
     out = config.output_dir
@@ -248,7 +244,7 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
     # the run's provenance first, so that `score watch` credits checkpoints saved while
     # training runs (not stamped yet) to this run, with the step from their names
     stamp(out, None)
-    rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, console, "SFT")
+    rows = _run([cli, "train", str(lf_yaml)], out / "train.log", out, on_progress, "SFT")
     losses = [r["loss"] for r in rows if "loss" in r]
     steps = max((int(r.get("current_steps", 0)) for r in rows), default=0)
     checkpoints = sorted((p for p in out.glob("checkpoint-*") if p.is_dir()),
@@ -259,7 +255,7 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
     stamp(out, steps)
     merged = None
     if config.merge:
-        merged = _merge(config, model_path, out, cli, console)
+        merged = _merge(config, model_path, out, cli, on_progress)
         stamp(merged, steps)
     return SftResult(output_dir=out, checkpoints=checkpoints, merged=merged, steps=steps,
                      first_loss=losses[0] if losses else None,
@@ -267,7 +263,8 @@ def run_sft(config: SftConfig, console: Console | None = None) -> SftResult:
                      wall_s=time.perf_counter() - started, config_sha256=config_sha)
 
 
-def _merge(config: SftConfig, model_path: str, out: Path, cli: str, console: Console) -> Path:
+def _merge(config: SftConfig, model_path: str, out: Path, cli: str,
+           on_progress: OnProgress | None) -> Path:
     preset = {**PRESETS[config.preset], **config.overrides}
     if preset.get("finetuning_type") != "lora":
         raise ValueError("merge: true needs a LoRA run (finetuning_type: lora)")
@@ -278,5 +275,5 @@ def _merge(config: SftConfig, model_path: str, out: Path, cli: str, console: Con
         "template": preset["template"], "finetuning_type": "lora",
         "export_dir": str(merged.resolve()), "export_size": 2,
         "export_legacy_format": False}, sort_keys=True), encoding="utf-8")
-    _run([cli, "export", str(export_yaml)], out / "export.log", out, console, "merge")
+    _run([cli, "export", str(export_yaml)], out / "export.log", out, on_progress, "merge")
     return merged

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from envfactory.cli.errors import CommandError
 from envfactory.cli.progress import stage_bars
@@ -24,12 +26,23 @@ def demo(
     ] = None,
 ) -> None:
     """The loop in miniature: LoRA SFT of SmolLM2, then base and tuned auto-scored."""
-    from training.demo import run_demo
+    from envfactory.cli.score import print_score
+    from training.demo import comparison_rows, run_demo
+    from training.reporting import say_on
 
     console = Console()
     try:
         with stage_bars(console) as on_progress:
-            run_demo(cache, limit=limit, max_tokens=max_tokens, console=console,
-                     on_progress=on_progress)
+            before, after = run_demo(cache, limit=limit, max_tokens=max_tokens,
+                                     say=say_on(console), on_progress=on_progress,
+                                     on_result=lambda r: print_score(r, console))
     except RuntimeError as e:  # a step of the demo failed (training, scoring)
         raise CommandError(str(e)) from None
+    table = Table(title=f"SmolLM2-135M before and after SFT (demo suite, --limit {limit})")
+    for column in ("task", "metric", "base", "tuned"):
+        table.add_column(column)
+    for row in comparison_rows(before, after):
+        table.add_row(*(escape(cell) for cell in row))
+    console.print(table)
+    console.print(f"logs: {escape(str(before.log_dir))} and {escape(str(after.log_dir))} "
+                  "(`inspect view --log-dir ...`)", soft_wrap=True)

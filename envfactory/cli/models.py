@@ -24,10 +24,14 @@ def models_prepare(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
 ) -> None:
     """Convert a packaged local model for `--model hf/local -M model_path=DIR`; print DIR."""
-    from training import local_models
+    from rich.console import Console
 
-    try:
-        path = local_models.prepare(name, out_dir, force=force)
+    from training import local_models
+    from training.reporting import say_on
+
+    try:  # the steps on stderr: stdout is the directory alone
+        path = local_models.prepare(name, out_dir, force=force,
+                                    say=say_on(Console(stderr=True)))
     except KeyError as e:
         raise CommandError(e.args[0]) from None
     print(path)

@@ -9,13 +9,16 @@ from typing import Annotated, cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from envfactory.cli.progress import stage_bars
-from training.autoscore.scoring import score_checkpoint
+from training.autoscore.scoring import ScoreResult, score_checkpoint
 from training.autoscore.suites import SUITES, Suite
 from training.autoscore.watching import watch
+from training.reporting import say_on
 
-__all__ = ["check_suite", "score_app"]
+__all__ = ["check_suite", "print_score", "score_app"]
 
 score_app = typer.Typer(help="Score checkpoints on the benchmark suites (inspect eval-set).",
                         no_args_is_help=True)
@@ -55,6 +58,23 @@ def check_suite(suite: str, option: str = "--suite") -> Suite:
     return cast(Suite, suite)
 
 
+def print_score(result: ScoreResult, console: Console) -> None:
+    """A scoring's table: a row per task with its status, samples and headline metrics."""
+    table = Table(title=f"{escape(result.checkpoint)}: {result.status} "
+                        f"({result.seconds:.0f} s)")
+    for column in ("task", "status", "samples", "metrics", "seconds"):
+        table.add_column(column)
+    for task in result.tasks:
+        metrics = ", ".join(f"{k} {v:.3f}" for k, v in task.headline.items())
+        table.add_row(escape(task.task.rsplit("@", 1)[-1]), task.status, str(task.samples),
+                      metrics, f"{task.seconds:.0f}")
+    console.print(table)
+    if result.log_dir:
+        console.print(f"logs: {escape(result.log_dir)}")
+    if result.message:
+        console.print(f"[yellow]{escape(result.message)}[/yellow]")
+
+
 @score_app.command("run")
 def score_run(
     checkpoint: Annotated[Path, typer.Argument(help="A model directory (config.json) or "
@@ -77,7 +97,8 @@ def score_run(
                                   limit=limit, log_root=log_dir, max_tokens=max_tokens,
                                   model_name=model_name, device=device,
                                   extra_args=inspect_arg or (), vllm_args=vllm_arg or (),
-                                  wait=wait, console=console, on_progress=on_progress)
+                                  wait=wait, say=say_on(console), on_progress=on_progress,
+                                  on_result=lambda r: print_score(r, console))
     if as_json:
         print(result.model_dump_json(indent=2))
     if result.status != "scored":
@@ -110,7 +131,8 @@ def score_watch(
                             limit=limit, serve=serve, log_root=log_dir,
                             max_tokens=max_tokens, model_name=model_name, device=device,
                             extra_args=inspect_arg or (), vllm_args=vllm_arg or (),
-                            wait=wait, console=console, on_progress=on_progress)
+                            wait=wait, say=say_on(console), on_progress=on_progress,
+                            on_result=lambda r: print_score(r, console))
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     console.print(f"{len(results)} checkpoint(s) handled: "

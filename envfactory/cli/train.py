@@ -13,6 +13,7 @@ from rich.table import Table
 
 from envfactory.cli.errors import CommandError
 from envfactory.cli.options import out_dir_option
+from envfactory.cli.progress import stage_bars
 
 __all__ = ["train_app"]
 
@@ -32,11 +33,12 @@ def _scoring(output_dir: Path, suite: str | None, limit: int | None, log_dir: Pa
     """Auto-scoring beside a training run (`training.autoscore.scoring_beside`), or nothing."""
     from envfactory.cli.score import check_suite
     from training.autoscore import scoring_beside
+    from training.reporting import say_on
 
     if suite is None:
         return nullcontext()
     return scoring_beside(output_dir, suite=check_suite(suite, "--score"), limit=limit,
-                          log_root=log_dir, console=console)
+                          log_root=log_dir, say=say_on(console))
 
 
 @train_app.command("export")
@@ -192,8 +194,9 @@ def sft_cmd(
         print(yaml.safe_dump(sft_dry_run(cfg), sort_keys=True), end="")
         return
     try:
-        with _scoring(cfg.output_dir, score, score_limit, score_log_dir, console):
-            result = run_sft(cfg, console)
+        with (_scoring(cfg.output_dir, score, score_limit, score_log_dir, console),
+              stage_bars(console, transient=False) as on_progress):
+            result = run_sft(cfg, on_progress)
     except (FileNotFoundError, RuntimeError, ValueError) as e:
         raise CommandError(str(e)) from None
     loss = (f"loss {result.first_loss:.4f} -> {result.last_loss:.4f}"

@@ -8,7 +8,6 @@ and no network. The real SmolLM2 run is marked slow.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -21,7 +20,6 @@ from typing import Any
 import pytest
 from inspect_ai._util.config import parse_cli_args
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
-from rich.console import Console
 from typer.testing import CliRunner
 
 from envfactory.cli import app
@@ -584,9 +582,9 @@ def test_checkpoints_saved_during_training_are_scored_beside_it(
     run.mkdir()
     write_provenance(run, PROV.model_copy(update={"run_id": "sft-live", "step": None}))
     scores = tmp_path / "scores"
-    console = Console(file=io.StringIO())
+    said: list[str] = []
     with autoscore.scoring_beside(run, suite="demo", limit=1, log_root=scores,
-                                  console=console, interval=1.0,
+                                  say=said.append, interval=1.0,
                                   options=["--serve", server.url]) as watcher:
         model_dir(run / "checkpoint-5")
         deadline = time.monotonic() + 240
@@ -604,3 +602,5 @@ def test_checkpoints_saved_during_training_are_scored_beside_it(
         assert sorted(log.eval.task for log in logs) == ["bfcl_singleturn", "envfactory"]
         assert {(log.eval.metadata or {})["envfactory_step"] for log in logs} == {step}
         assert {log.results.total_samples for log in logs if log.results} == {1}
+    assert said[0].startswith("scoring checkpoints on `demo` as they are saved (pid ")
+    assert said[1] == "scoring the checkpoints not scored during training"

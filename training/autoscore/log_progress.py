@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["OnProgress", "following", "task_progress"]
+from training.reporting import OnProgress
 
-#: `on_progress(stage, done, total)`, as `envfactory.cli.progress.stage_bars` draws it
-OnProgress = Callable[[str, int, int | None], None]
+__all__ = ["OnProgress", "following", "task_progress"]
 
 
 def _task_ids(out_dir: Path, task_name: str) -> set[str]:

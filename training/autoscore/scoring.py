@@ -14,15 +14,12 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from training.autoscore.checkpoints import (
     checkpoint_label,
@@ -44,6 +41,7 @@ from training.autoscore.suites import (
     SuiteTask,
 )
 from training.provenance import CheckpointProvenance
+from training.reporting import Printer, Say, say_on, to_stderr
 
 
 class TaskScore(BaseModel):
@@ -84,9 +82,11 @@ def score_checkpoint(
     checkpoint: Path, *, suite: Suite = "quick", serve: str = "hf", limit: int | None = None,
     log_root: Path = Path("scores"), max_tokens: int | None = None,
     model_name: str | None = None, device: str = "cpu", run_dir: Path | None = None,
-    extra_args: Sequence[str] = (), console: Console | None = None,
+    extra_args: Sequence[str] = (), say: Say = to_stderr,
     vllm_cmd: Sequence[str] | None = None, vllm_args: Sequence[str] = (),
     wait: bool = False, on_progress: OnProgress | None = None,
+    on_result: Callable[[ScoreResult], None] | None = None,
+    console: Printer | None = None,
 ) -> ScoreResult:
     """Score one checkpoint directory on a suite; see the module docstring.
 
@@ -94,9 +94,13 @@ def score_checkpoint(
     `--serve`, a server that does not answer, `FolderBusy`: another scoring holds the
     results folder, unless `wait`); a task that fails inside inspect is reported in the
     result (status "failed"), and a rerun resumes it. `on_progress(stage, done, total)`
-    follows each task's samples (stage: `<checkpoint> [i/n] <task>`).
+    follows each task's samples (stage: `<checkpoint> [i/n] <task>`); `say` gets what is
+    being run and the tasks' own output, line by line; `on_result` the result of a scoring
+    that ran (a command shows its table, `envfactory/cli/score.py`). `console`, kept for
+    callers written before `say`, takes the lines instead (`say_on`).
     """
-    console = console or Console(stderr=True)
+    if console is not None:
+        say = say_on(console)
     if suite not in SUITES:
         raise ScoreError(f"--suite {suite!r}: use one of {', '.join(SUITES)}")
     if serve not in ("hf", "vllm") and not serve.startswith(("http://", "https://")):
@@ -113,7 +117,7 @@ def score_checkpoint(
                          suite=suite, serve=serve, limit=limit)
     reason = needs_merge(info, serve)
     if reason is not None:
-        console.print(f"[yellow]skipped[/yellow] {escape(reason)}")
+        say(f"skipped {reason}")
         return result.model_copy(update={"status": "needs_merged_model", "message": reason})
     out_dir = results_dir(log_root.expanduser(), prov, checkpoint, limit)
     metadata = provenance_metadata(prov, checkpoint)
@@ -121,17 +125,16 @@ def score_checkpoint(
     default_name = label if prov.run_id == label else f"{prov.run_id}/{label}"
     # the lock before the model: a busy folder must not start a vLLM server first
     with (FolderLock(out_dir, wait=wait,
-                     on_wait=lambda line: console.print(escape(line))) as lock,
-          model_target(info, serve, model_name or default_name, device, console, vllm_cmd,
+                     on_wait=say) as lock,
+          model_target(info, serve, model_name or default_name, device, say, vllm_cmd,
                        vllm_args, explicit_name=model_name is not None) as target):
         argvs = [(task, eval_set_argv(task, target, out_dir, limit=task.limit(limit),
                                       max_tokens=max_tokens, metadata=metadata,
                                       extra_args=extra_args))
                  for task in SUITES[suite]]
-        console.print(f"[bold]scoring[/bold] {escape(str(checkpoint))} "
-                      f"({prov.method}, run {escape(prov.run_id)}, step {prov.step}) on "
-                      f"{suite} as {escape(target.model)} -> {escape(str(out_dir))}")
-        scores = _run_tasks(argvs, target, out_dir, console, lock, label,
+        say(f"scoring {checkpoint} ({prov.method}, run {prov.run_id}, step {prov.step}) on "
+            f"{suite} as {target.model} -> {out_dir}")
+        scores = _run_tasks(argvs, target, out_dir, say, lock, label,
                             [task.limit(limit) for task in SUITES[suite]], on_progress)
     ok = all(s.returncode == 0 and s.status == "success" for s in scores)
     failed = [s.task for s in scores if not (s.returncode == 0 and s.status == "success")]
@@ -140,18 +143,19 @@ def score_checkpoint(
         "log_dir": str(out_dir), "tasks": scores,
         "message": "" if ok else f"not finished: {', '.join(failed)} (rerun to resume)",
         "seconds": round(time.monotonic() - started, 1)})
-    _print_summary(result, console)
+    if on_result is not None:
+        on_result(result)
     return result
 
 
 def _run_tasks(argvs: list[tuple[SuiteTask, list[str]]], target: ModelTarget, out_dir: Path,
-               console: Console, lock: FolderLock, label: str, limits: list[int | None],
+               say: Say, lock: FolderLock, label: str, limits: list[int | None],
                on_progress: OnProgress | None) -> list[TaskScore]:
     env = {**os.environ, **target.env, "PYTHONUNBUFFERED": "1"}
     scores: list[TaskScore] = []
     for i, ((task, argv), limit) in enumerate(zip(argvs, limits, strict=True), 1):
         stage = f"{label} [{i}/{len(argvs)}] {task.name}"
-        console.print(f"$ {' '.join(argv)}", markup=False, highlight=False, soft_wrap=True)
+        say(f"$ {' '.join(argv)}")
         began = time.monotonic()
         # the children hold the folder's lock too: one that outlived this process would
         # still keep a rerun out
@@ -163,8 +167,7 @@ def _run_tasks(argvs: list[tuple[SuiteTask, list[str]]], target: ModelTarget, ou
         try:
             with follow:
                 for line in proc.stdout:
-                    console.print(line.rstrip("\n"), markup=False, highlight=False,
-                                  soft_wrap=True)
+                    say(line.rstrip("\n"))
                 returncode = proc.wait()
         except BaseException:
             _stop_child(proc)
@@ -215,18 +218,3 @@ def _task_score(task: SuiteTask, returncode: int, seconds: float, out_dir: Path)
             "metrics": metrics, "headline": headline,
             "samples": log.results.completed_samples if log.results else 0})
     return score
-
-
-def _print_summary(result: ScoreResult, console: Console) -> None:
-    table = Table(title=f"{result.checkpoint}: {result.status} ({result.seconds:.0f} s)")
-    for column in ("task", "status", "samples", "metrics", "seconds"):
-        table.add_column(column)
-    for task in result.tasks:
-        metrics = ", ".join(f"{k} {v:.3f}" for k, v in task.headline.items())
-        table.add_row(task.task.rsplit("@", 1)[-1], task.status, str(task.samples), metrics,
-                      f"{task.seconds:.0f}")
-    console.print(table)
-    if result.log_dir:
-        console.print(f"logs: {escape(result.log_dir)}")
-    if result.message:
-        console.print(f"[yellow]{escape(result.message)}[/yellow]")

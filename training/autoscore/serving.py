@@ -20,13 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from training.autoscore.checkpoints import CheckpointInfo
 from training.autoscore.inspect_argv import ModelTarget, checkpoint_hf_target, url_target
 from training.autoscore.processes import spawn, stop_process_group
 from training.autoscore.suites import ScoreError
+from training.reporting import Say, to_stderr
 
 
 def _get_json(url: str, timeout: float = 10.0) -> Any:
@@ -78,7 +76,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def vllm_server(model_dir: Path, served_name: str, *, console: Console,
+def vllm_server(model_dir: Path, served_name: str, *, say: Say = to_stderr,
                 command: Sequence[str] | None = None, args: Sequence[str] = (),
                 startup_timeout: float = 1800.0) -> Iterator[str]:
     """`vllm serve MODEL_DIR` on a free local port; yields its base URL (`.../v1`) once
@@ -89,10 +87,10 @@ def vllm_server(model_dir: Path, served_name: str, *, console: Console,
                  else ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"])
     argv = [*cmd, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
             "--served-model-name", served_name, *tool_args, *args]
-    console.print(f"[bold]starting vLLM[/bold]: {escape(' '.join(argv))}")
+    say(f"starting vLLM: {' '.join(argv)}")
     proc = spawn(argv, new_session=True)  # gone with this process, even after kill -9
     tail: list[str] = []
-    reader = threading.Thread(target=_pump, args=(proc, console, "vllm | ", tail), daemon=True)
+    reader = threading.Thread(target=_pump, args=(proc, say, "vllm | ", tail), daemon=True)
     reader.start()
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -116,13 +114,13 @@ def vllm_server(model_dir: Path, served_name: str, *, console: Console,
         reader.join(timeout=10)
 
 
-def _pump(proc: subprocess.Popen[str], console: Console, prefix: str, tail: list[str]) -> None:
+def _pump(proc: subprocess.Popen[str], say: Say, prefix: str, tail: list[str]) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
         line = line.rstrip("\n")
         tail.append(line)
         del tail[:-50]
-        console.print(f"{prefix}{line}", markup=False, highlight=False, soft_wrap=True)
+        say(f"{prefix}{line}")
 
 
 def peft_available() -> bool:
@@ -151,7 +149,7 @@ def needs_merge(info: CheckpointInfo, serve: str) -> str | None:
 
 
 @contextmanager
-def model_target(info: CheckpointInfo, serve: str, name: str, device: str, console: Console,
+def model_target(info: CheckpointInfo, serve: str, name: str, device: str, say: Say,
                  vllm_cmd: Sequence[str] | None, vllm_args: Sequence[str],
                  explicit_name: bool) -> Iterator[ModelTarget]:
     """The target for `--serve` (hf, vllm or a URL) for as long as the block runs; a vLLM
@@ -160,7 +158,7 @@ def model_target(info: CheckpointInfo, serve: str, name: str, device: str, conso
     if serve == "hf":
         yield checkpoint_hf_target(info, device)
     elif serve == "vllm":
-        with vllm_server(info.path, name, console=console, command=vllm_cmd,
+        with vllm_server(info.path, name, say=say, command=vllm_cmd,
                          args=vllm_args) as url:
             yield url_target(url, name)
     else:

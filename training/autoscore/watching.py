@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from rich.console import Console
-from rich.markup import escape
 
 from envs.jsonl import write_atomic
 from training.autoscore.checkpoints import checkpoint_label, find_checkpoints
 from training.autoscore.processes import FolderBusy, spawn, stop_process_group
 from training.autoscore.scoring import ScoreResult, score_checkpoint
 from training.autoscore.suites import DEFAULT_LIMITS, REPO_ROOT, ScoreError, Suite
+from training.reporting import Say, to_stderr
 
 SCORED_FILE = ".envfactory_scored.json"
 """What `score watch` has scored, in the watched run directory."""
@@ -66,12 +65,12 @@ MAX_ATTEMPTS = 3
 
 def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
           suite: Suite = "quick", limit: int | None = None,
-          console: Console | None = None,
+          say: Say = to_stderr,
           sleep: Callable[[float], None] = time.sleep, **options: Any) -> list[ScoreResult]:
     """Score each complete checkpoint of `run_dir` (`find_checkpoints`) once, recording what
     was scored in `<run_dir>/.envfactory_scored.json`; with `once`, one pass, else forever
-    (Ctrl-C)."""
-    console = console or Console(stderr=True)
+    (Ctrl-C). `say` and `options` (`on_result`, `on_progress`, ...) go to each
+    `score_checkpoint`."""
     if not run_dir.is_dir():
         raise ScoreError(f"{run_dir}: no such run directory")
     run_dir = run_dir.resolve()
@@ -88,12 +87,12 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
                 continue
             try:
                 result = score_checkpoint(checkpoint, suite=suite, limit=limit,
-                                          run_dir=run_dir, console=console, **options)
+                                          run_dir=run_dir, say=say, **options)
             except ScoreError as e:
                 result = ScoreResult(checkpoint=str(checkpoint), status="failed",
                                      message=str(e), suite=suite,
                                      serve=str(options.get("serve", "hf")), limit=limit)
-                console.print(f"[red]{escape(str(e))}[/red]")
+                say(str(e))
                 if isinstance(e, FolderBusy):  # someone else is scoring it: no attempt
                     results.append(result)
                     continue
@@ -107,8 +106,7 @@ def watch(run_dir: Path, *, interval: float = 60.0, once: bool = False,
             results.append(result)
         if once:
             return results
-        console.print(f"[dim]watching {escape(str(run_dir))}: next look in "
-                      f"{interval:.0f} s[/dim]")
+        say(f"watching {run_dir}: next look in {interval:.0f} s")
         sleep(interval)
 
 
@@ -126,7 +124,7 @@ def watch_command(run_dir: Path, *, suite: Suite, limit: int | None, log_root: P
 
 @contextmanager
 def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: Path,
-                   console: Console, interval: float = 60.0, options: Sequence[str] = ()
+                   say: Say = to_stderr, interval: float = 60.0, options: Sequence[str] = ()
                    ) -> Iterator[subprocess.Popen[str]]:
     """Score a training run's checkpoints as they are saved, without blocking it.
 
@@ -144,14 +142,13 @@ def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: 
     with (run_dir / "score-watch.log").open("ab") as log:
         # gone with the trainer's process even when that is killed (it would watch forever)
         proc = spawn(argv, cwd=REPO_ROOT, output=log, new_session=True)
-    console.print(f"scoring checkpoints on `{suite}` as they are saved (pid {proc.pid}, "
-                  f"log {escape(str(run_dir / 'score-watch.log'))}) into "
-                  f"{escape(str(log_root))}")
+    say(f"scoring checkpoints on `{suite}` as they are saved (pid {proc.pid}, "
+        f"log {run_dir / 'score-watch.log'}) into {log_root}")
     try:
         yield proc
     finally:
         stop_process_group(proc)
-    console.rule("scoring the checkpoints not scored during training")
+    say("scoring the checkpoints not scored during training")
     # --wait: an eval-set of the stopped watcher may take a moment to exit (and free its
     # results folder)
     last = watch_command(run_dir, suite=suite, limit=limit, log_root=log_root, once=True,
@@ -159,6 +156,5 @@ def scoring_beside(run_dir: Path, *, suite: Suite, limit: int | None, log_root: 
     code = subprocess.call(last, cwd=REPO_ROOT)
     if code != 0:
         again = " ".join(["envfactory", *last[3:]])
-        console.print(f"[yellow]scoring finished with exit status {code}; `{escape(again)}` "
-                      "resumes it[/yellow]")
+        say(f"scoring finished with exit status {code}; `{again}` resumes it")
 
