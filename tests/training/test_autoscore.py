@@ -223,10 +223,14 @@ def test_lora_checkpoints_need_a_merged_model_unless_hf_can_load_them(
 def test_a_lora_checkpoint_is_recorded_as_needing_a_merge(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(autoscore.serving, "peft_available", lambda: False)
+    said: list[str] = []
+    results: list[Any] = []
     result = score_checkpoint(model_dir(tmp_path / "lora", lora_base="/m/base"),
-                              log_root=tmp_path / "scores")
+                              log_root=tmp_path / "scores", say=said.append,
+                              on_result=results.append)
     assert result.status == "needs_merged_model" and "needs a merged model" in result.message
     assert not (tmp_path / "scores").exists()
+    assert said == [f"skipped {result.message}"] and results == []  # nothing was scored
 
 
 # --- the eval-set command line --------------------------------------------------------
@@ -466,12 +470,14 @@ def test_watch_records_a_failure_and_retries_it(
         raise ScoreError(f"{checkpoint}: server down")
 
     monkeypatch.setattr(autoscore.watching, "score_checkpoint", fail)
+    said: list[str] = []
     for attempt in (1, 2, 3, 3):
-        results = autoscore.watch(run, once=True)
+        results = autoscore.watch(run, once=True, say=said.append)
         entry = ScoredState.load(run).checkpoints["checkpoint-1"]["quick/limit-5"]
         assert (entry.status, entry.attempts) == ("failed", attempt)
         assert "server down" in entry.message
     assert len(calls) == 3 and results == []  # given up after MAX_ATTEMPTS
+    assert said == [f"{run / 'checkpoint-1'}: server down"] * 3  # one line per failure
 
 
 FAKE_VLLM = """\

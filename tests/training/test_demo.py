@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from training.demo import _cached, demo_config
+from training.autoscore.scoring import ScoreResult, TaskScore
+from training.demo import _cached, comparison_rows, demo_config
 from training.provenance import CheckpointProvenance, write_provenance
 
 
@@ -49,3 +50,22 @@ def test_tool_call_figures_count_samples_that_called_and_every_call(tmp_path: Pa
                  display="none")
     assert log.location is not None
     assert tool_call_figures(Path(log.location)) == (2, 3, 3)
+
+
+def test_comparison_rows_pair_each_tasks_metrics_and_tool_calls() -> None:
+    """The demo's table as rows: a task's metrics side by side (a metric one side lacks is
+    nan), then the tool-call figures, "-" where a model has no log."""
+    def result(headlines: dict[str, dict[str, float]]) -> ScoreResult:
+        return ScoreResult(checkpoint="m", status="scored", suite="demo", serve="hf", limit=1,
+                           tasks=[TaskScore(task=f"tasks/x.py@{name}", returncode=0,
+                                            seconds=1.0, headline=headline)
+                                  for name, headline in headlines.items()])
+
+    before = result({"envfactory": {"overall": 0.0}, "bfcl": {"accuracy": 0.25}})
+    after = result({"envfactory": {"overall": 0.5, "turns": 1.0}, "bfcl": {"accuracy": 0.75}})
+    assert comparison_rows(before, after) == [
+        ("envfactory", "overall", "0.000", "0.500"),
+        ("envfactory", "turns", "nan", "1.000"),
+        ("envfactory", "made tool calls", "-", "-"),
+        ("bfcl", "accuracy", "0.250", "0.750"),
+        ("bfcl", "made tool calls", "-", "-")]

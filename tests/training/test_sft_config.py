@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from envfactory.cli import app
-from training.sft import PRESETS, SftConfig, render
+from training.sft import PRESETS, SftConfig, _run, render
 
 
 def test_render_puts_the_preset_under_the_users_overrides(tmp_path: Path) -> None:
@@ -47,3 +48,34 @@ def test_a_bad_config_names_the_file_and_field(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "sft", str(config)])
     out = " ".join(result.output.split())
     assert result.exit_code == 1 and "sft.yaml" in out and "preset" in out
+
+
+FAKE_TRAINER = """\
+import json, pathlib, sys, time
+out = pathlib.Path(sys.argv[1])
+with (out / "trainer_log.jsonl").open("w") as f:
+    for step in (1, 2):
+        f.write(json.dumps({"current_steps": step, "total_steps": 2, "loss": 1.0 / step}) + "\\n")
+deadline = time.monotonic() + 120
+while not (out / "seen").exists() and time.monotonic() < deadline:  # until reported
+    time.sleep(0.1)
+"""
+
+
+def test_the_run_reports_trainer_steps_through_on_progress(tmp_path: Path) -> None:
+    """LlamaFactory's trainer_log.jsonl, followed while the command runs, reaches
+    `on_progress(what, step, total)`; the fake trainer exits once the last step was seen."""
+    script = tmp_path / "trainer.py"
+    script.write_text(FAKE_TRAINER, encoding="utf-8")
+    calls: list[tuple[str, int, int | None]] = []
+
+    def on_progress(stage: str, done: int, total: int | None) -> None:
+        calls.append((stage, done, total))
+        if done == total:
+            (tmp_path / "seen").touch()
+
+    rows = _run([sys.executable, str(script), str(tmp_path)], tmp_path / "train.log",
+                tmp_path, on_progress, "SFT")
+    assert calls[-1] == ("SFT", 2, 2) and {(stage, total) for stage, _, total in calls} == {
+        ("SFT", 2)}
+    assert [r["current_steps"] for r in rows] == [1, 2]
