@@ -34,7 +34,9 @@ from training.autoscore import (
     NotAModelDir,
     ScoredState,
     ScoreError,
+    ScoreResult,
     SuiteTask,
+    TaskScore,
     checkpoint_complete,
     checkpoint_hf_target,
     checkpoint_label,
@@ -610,3 +612,26 @@ def test_checkpoints_saved_during_training_are_scored_beside_it(
         assert {log.results.total_samples for log in logs if log.results} == {1}
     assert said[0].startswith("scoring checkpoints on `demo` as they are saved (pid ")
     assert said[1] == "scoring the checkpoints not scored during training"
+
+
+def test_the_score_command_prints_a_table_per_scoring() -> None:
+    """`envfactory score run|watch`'s rendering of a result (`on_result`): a row per task,
+    the log folder and, when unfinished, what to do; brackets in paths print as they are."""
+    import io
+
+    from rich.console import Console
+
+    from envfactory.cli.score import print_score
+
+    out = io.StringIO()
+    result = ScoreResult(checkpoint="/runs/[a]/checkpoint-2", status="failed", suite="demo",
+                         serve="hf", limit=1, log_dir="/scores/[a]", seconds=12.0,
+                         message="not finished: x (rerun to resume)",
+                         tasks=[TaskScore(task="tasks/x.py@envfactory", returncode=0,
+                                          seconds=3.0, status="success", samples=1,
+                                          headline={"overall": 0.5})])
+    print_score(result, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "/runs/[a]/checkpoint-2: failed (12 s)" in text
+    assert "envfactory" in text and "overall 0.500" in text and "success" in text
+    assert "logs: /scores/[a]" in text and "not finished: x (rerun to resume)" in text
