@@ -12,8 +12,10 @@ CODE = ["envs", "harness", "tasks", "synthesis", "training", "leaderboard", "env
         "benchmarks"]
 #: `os.environ.get("X"`, `os.environ["X"]`, `os.environ.setdefault("X"`, `os.getenv("X"`
 READS = re.compile(r"""(?:environ(?:\.get|\.setdefault)?\s*[(\[]|getenv\()\s*["']([A-Z0-9_]+)""")
-#: set for child processes, not read
-NOT_SETTINGS = {"OPENAI_API_KEY", "COLUMNS", "LINES", "PYTHONPATH", "VIRTUAL_ENV", "PATH"}
+#: set for child processes, not read; or set by a tool for its own run, not a user's setting
+#: (pytest names the running test in PYTEST_CURRENT_TEST, which EnvGen's sandboxed checks read)
+NOT_SETTINGS = {"OPENAI_API_KEY", "COLUMNS", "LINES", "PYTHONPATH", "VIRTUAL_ENV", "PATH",
+                "PYTEST_CURRENT_TEST"}
 
 
 def variables_read(folders: list[str]) -> set[str]:

@@ -71,7 +71,7 @@ def test_querygen_run_manifest_lists_no_benchmark_environment(tmp_path: Path) ->
     out = tmp_path / "out"
     summary = asyncio.run(run_queries(
         RunArgs(graph=graph, out=out, n=4, seed=7, max_concurrency=2),
-        preset("sft_nonconv", pass_k=2), SPLITS, synthesize, _models()))
+        preset("sft_nonconv", pass_k=2, pipeline="ours"), SPLITS, synthesize, _models()))
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["allowed_environments"] == ["email"]
     assert manifest["excluded_benchmark_environments"] == [BENCH]
@@ -107,7 +107,8 @@ def test_queries_refuses_a_named_benchmark_environment(tmp_path: Path) -> None:
     splits.write_text(json.dumps(SPLITS), encoding="utf-8")
     result = CliRunner().invoke(app, [
         "synth", "queries", "--graph", str(graph), "--splits", str(splits), "--n", "1",
-        "--out-dir", str(tmp_path / "o"), "--envs", BENCH, "--model", "mockllm/model"])
+        "--out-dir", str(tmp_path / "o"), "--envs", BENCH, "--model", "mockllm/model",
+        "--pipeline", "ours"])  # ours: the release pipeline first needs its source files
     assert result.exit_code == 2
     assert "--envs: bfcl/VehicleControlAPI: a benchmark's environments" in \
         _one_line_error(result.output)
@@ -122,7 +123,7 @@ def _cli_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: set[str]
 
     good = asyncio.run(run_queries(  # one real kept trajectory to hand back
         RunArgs(graph=_graph(tmp_path / "good.json"), out=tmp_path / "good", n=1, seed=7),
-        preset("sft_nonconv", pass_k=2), SPLITS, synthesize, _models()))
+        preset("sft_nonconv", pass_k=2, pipeline="ours"), SPLITS, synthesize, _models()))
     assert good.kept == 1
     trajectory = Trajectory.model_validate_json(
         (tmp_path / "good" / "trajectories.jsonl").read_text().splitlines()[0])
@@ -139,7 +140,7 @@ def _cli_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: set[str]
     return CliRunner().invoke(app, [
         "synth", "queries", "--graph", str(_graph(tmp_path / "g.json")), "--splits",
         str(splits), "--n", "3", "--out-dir", str(tmp_path / out),
-        "--model", "mockllm/model"])
+        "--model", "mockllm/model", "--pipeline", "ours"])
 
 
 def test_queries_all_failed_exits_1_and_keeps_output(tmp_path: Path,

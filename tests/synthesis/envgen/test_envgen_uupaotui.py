@@ -138,7 +138,7 @@ def test_registered_env_in_a_querygen_chain(registered: Path) -> None:
     chain = ToolChain(seed=3, sampler="topology", steps=[
         ChainStep(env=ENV, tool="estimate_price"), ChainStep(env=ENV, tool="create_order")],
         turns=[[0, 1]])
-    out = anyio.run(lambda: synthesize(chain, preset("sft_nonconv", pass_k=2),
+    out = anyio.run(lambda: synthesize(chain, preset("sft_nonconv", pass_k=2, pipeline="ours"),
                                        traj_id="qg-envgen", models={"synth": _synth(),
                                                                     "solver": _solver()}))
     assert isinstance(out, Kept), out
