@@ -46,13 +46,13 @@ from inspect_ai.model import (
     Model,
 )
 
+import synthesis.querygen.release_context as rc
+import synthesis.querygen.release_prompts as rp
 from envs import registry
 from envs.names import qualify, split_name
 from envs.world import World
 from harness.trajectory import Call, Message, MessageCall, Provenance, Trajectory, Turn
 from synthesis.chain import ToolChain
-from synthesis.querygen import release_context as rc
-from synthesis.querygen import release_prompts as rp
 from synthesis.querygen.config import QueryGenConfig
 from synthesis.querygen.outcome import Kept, Outcome, Rejected
 from synthesis.querygen.rollout import run_isolated
