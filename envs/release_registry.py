@@ -67,7 +67,11 @@ ENVFACTORY = PinnedRelease(
     name="envfactory", title="EnvFactory", repository="LARK-AI-Lab/EnvFactory", ref="eff3b22",
     files=("src/gen/query_gen/prompts.py", "src/gen/query_gen/preset_config.py",
            "src/graph/prompts.py", "src/gen/env_gen/prompts.py", "src/gen/prompts.py",
-           "src/utils/data_process.py"),
+           "src/utils/data_process.py",
+           # QueryGen's pipeline, whose fixed texts (first inputs, retry feedback) are read
+           # as data by synthesis.querygen.release_prompts
+           "src/gen/query_gen/query_gen_non_conv.py", "src/gen/query_gen/query_gen_conv.py",
+           "src/gen/__init__.py"),
     folders=("envs/tools", "envs/intermediate", "envs/metadata"), archive=True,
     override="ENVFACTORY_RELEASE_DIR",
     override_hint="a checkout of LARK-AI-Lab/EnvFactory at eff3b22 (the folder holding envs/)",

@@ -135,10 +135,10 @@ def test_fetch_then_every_benchmark_loads_with_the_network_gone(
     result = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert result.exit_code == 0, result.output
     fetched = len(mirror.requests)
-    # 19 τ² data files + 4 tool modules + the NL judge's 2 source files, 11 VitaBench data + 5 source, 14 + 2 MCP-Atlas,
-    # 6 EnvFactory release files and its commit's archive: hand-counted from the modules'
-    # lists
-    assert fetched == 19 + 4 + 2 + 11 + 5 + 14 + 2 + 6 + 1
+    # 19 τ² data files + 4 tool modules + the NL judge's 2 source files, 11 VitaBench data
+    # + 5 source, 14 + 2 MCP-Atlas, 9 EnvFactory release files and its commit's archive:
+    # hand-counted from the modules' lists
+    assert fetched == 19 + 4 + 2 + 11 + 5 + 14 + 2 + 9 + 1
     again = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert again.exit_code == 0 and len(mirror.requests) == fetched  # all cached: skipped
 
