@@ -3,7 +3,8 @@
 Each GRPO config goes through `envfactory train grpo CONFIG --dry-run` unchanged (copied
 into a temporary checkout layout whose `runs/ablations/data/` holds a real export), and the
 verl command it prints carries the reward that ablation varies. Each SFT config validates
-as `SftConfig` and renders its LlamaFactory YAML (`train sft` has no `--dry-run` yet).
+as `SftConfig` and goes through `envfactory train sft CONFIG --dry-run`, which prints the
+LlamaFactory YAML it would run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typer.testing import CliRunner
 
 from envfactory.cli import app
 from training.export import export
-from training.sft import SftConfig, render
+from training.sft import SftConfig
 
 REPO = Path(__file__).resolve().parents[2]
 ABLATIONS = REPO / "training" / "configs" / "ablations"
@@ -89,12 +90,15 @@ def test_grpo_ablation_dry_run(checkout: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SFT))
-def test_sft_ablation_validates_and_renders(name: str, tmp_path: Path) -> None:
+def test_sft_ablation_validates_and_dry_runs(name: str) -> None:
     model, data = SFT[name]
     raw = yaml.safe_load((ABLATIONS / name).read_text())
     config = SftConfig.model_validate(raw)
     assert (config.preset, config.model, config.format) == ("paper", model, "alpaca")
     assert [p.name for p in config.data] == [data]
-    rendered = render(config, model, tmp_path)
+    result = CliRunner().invoke(app, ["train", "sft", str(ABLATIONS / name), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    rendered = yaml.safe_load(result.stdout)
+    assert rendered["model_name_or_path"] == model
     assert (rendered["learning_rate"], rendered["num_train_epochs"],
             rendered["finetuning_type"]) == (1.0e-6, 1.0, "full")
