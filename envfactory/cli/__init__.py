@@ -3,10 +3,10 @@
 Evaluation itself is plain `inspect eval tasks/<bench>`; this CLI prepares and inspects
 what those runs need. Each group lives in its own module here (`env`, `models`, `tasks`,
 `tau2`, `vitabench`, `mcp_atlas`, `synth`, `envgen`, `train`, `score`, `leaderboard`,
-`hub`, `data`, and the single commands `demo`, `doctor`, `reward`, `trajectories`); the shared option types
-are in `options.py`, the one error style and exit codes in `errors.py`. The library
-folders hold no command code: a command calls a plain function and renders its progress
-callbacks with rich.
+`hub`, `data`, and the single commands `demo`, `doctor`, `reward`, `trajectories`); the
+shared option types are in `options.py`, the one error style and exit codes in
+`errors.py`. The library folders hold no command code: a command calls a plain function
+and renders its progress callbacks with rich.
 """
 
 from __future__ import annotations
