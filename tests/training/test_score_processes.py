@@ -273,7 +273,7 @@ def test_progress_counts_the_samples_of_a_running_task(
     scoring = threading.Thread(target=lambda: results.append(score_checkpoint(
         model_dir(tmp_path / "checkpoint-2"), serve=held.server.url, limit=2,
         log_root=tmp_path / "scores", extra_args=["--max-samples", "1"],
-        console=Console(file=io.StringIO()), on_progress=on_progress)))
+        say=lambda line: None, on_progress=on_progress)))
     scoring.start()
     try:
         wait_until(lambda: (1, 2) in [(d, t) for _, d, t in calls], timeout=300,

@@ -41,7 +41,7 @@ from training.autoscore.suites import (
     SuiteTask,
 )
 from training.provenance import CheckpointProvenance
-from training.reporting import Printer, Say, say_on, to_stderr
+from training.reporting import Say, to_stderr
 
 
 class TaskScore(BaseModel):
@@ -86,7 +86,6 @@ def score_checkpoint(
     vllm_cmd: Sequence[str] | None = None, vllm_args: Sequence[str] = (),
     wait: bool = False, on_progress: OnProgress | None = None,
     on_result: Callable[[ScoreResult], None] | None = None,
-    console: Printer | None = None,
 ) -> ScoreResult:
     """Score one checkpoint directory on a suite; see the module docstring.
 
@@ -96,11 +95,8 @@ def score_checkpoint(
     result (status "failed"), and a rerun resumes it. `on_progress(stage, done, total)`
     follows each task's samples (stage: `<checkpoint> [i/n] <task>`); `say` gets what is
     being run and the tasks' own output, line by line; `on_result` the result of a scoring
-    that ran (a command shows its table, `envfactory/cli/score.py`). `console`, kept for
-    callers written before `say`, takes the lines instead (`say_on`).
+    that ran (a command shows its table, `envfactory/cli/score.py`).
     """
-    if console is not None:
-        say = say_on(console)
     if suite not in SUITES:
         raise ScoreError(f"--suite {suite!r}: use one of {', '.join(SUITES)}")
     if serve not in ("hf", "vllm") and not serve.startswith(("http://", "https://")):
