@@ -15,9 +15,13 @@ Tests never set `TAU2_DATA_DIR` process-wide: those that need it take the
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +121,32 @@ def use_mcp_atlas_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.setenv("MCP_ATLAS_TASKS", str(MCP_ATLAS_DATA / "sample_tasks.csv"))
     monkeypatch.setenv("ENVFACTORY_CACHE", str(tmp_path / "cache"))
     yield MCP_ATLAS_DATA
+
+#: the EnvFactory release's copy (LARK-AI-Lab/EnvFactory at eff3b22: envs/{tools,
+#: intermediate,metadata}, the prompt modules, the dataset writer); test input only
+ENVFACTORY_RELEASE = SHARED_DATA / "envfactory_release"
+
+
+def release_scenario(name: str, scenario_id: str) -> dict[str, Any]:
+    """`scenario_data` of one scenario of the release's `<name>_checkpoint.json`."""
+    checkpoint = ENVFACTORY_RELEASE / "envs" / "intermediate" / f"{name}_checkpoint.json"
+    scenarios = json.loads(checkpoint.read_text(encoding="utf-8"))["scenarios"]
+    return dict(next(s for s in scenarios if s["scenario_id"] == scenario_id)["scenario_data"])
+
+
+_imports = itertools.count()
+
+
+def release_api(name: str, scenario_id: str | None = None) -> Any:
+    """The release server's own `api` object, from a fresh import of its file (and loaded
+    with one of its checkpoint's scenarios): the reference that tests of our release
+    environments compare with, never our code."""
+    server = ENVFACTORY_RELEASE / "envs" / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(
+        f"release_{name}_reference_{next(_imports)}", server)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if scenario_id is not None:
+        module.api.load_scenario(release_scenario(name, scenario_id))
+    return module.api

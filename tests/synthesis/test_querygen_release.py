@@ -12,7 +12,6 @@ come from that code run directly (the server file imported as a plain module, it
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
 import json
 import re
@@ -29,30 +28,18 @@ from synthesis.graph import build_graph, specs_from_registry
 from synthesis.querygen import preset, synthesize
 from synthesis.querygen.run import REJECTIONS, TRAJECTORIES, RunArgs, run_queries
 from synthesis.task_specs import check
-from tests.shared_data import SHARED_DATA
+from tests.shared_data import ENVFACTORY_RELEASE as RELEASE
+from tests.shared_data import release_api
 from tests.synthesis.querygen_scripted import judge, model, output, user
 from tests.synthesis.test_graph_release import NameEmbedder
 
-RELEASE = SHARED_DATA / "envfactory_release"
 SERVER = RELEASE / "envs" / "tools" / "Airline.py"
-CHECKPOINT = RELEASE / "envs" / "intermediate" / "Airline_checkpoint.json"
 ENV = "release/Airline@scenario_002"
 READ, CANCEL = qualify(ENV, "get_reservation_details"), qualify(ENV, "cancel_reservation")
 RESERVATION = "RES_001"  # scenario_002's one reservation
 
 pytestmark = pytest.mark.skipif(not SERVER.is_file(),
                                 reason=f"no EnvFactory release copy at {RELEASE}")
-
-
-def release_api() -> Any:
-    spec = importlib.util.spec_from_file_location("release_airline_for_querygen", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    scenarios = json.loads(CHECKPOINT.read_text(encoding="utf-8"))["scenarios"]
-    module.api.load_scenario(next(s["scenario_data"] for s in scenarios
-                                  if s["scenario_id"] == "scenario_002"))
-    return module.api
 
 
 def plain(state: Any) -> dict[str, Any]:
@@ -123,13 +110,13 @@ def test_querygen_on_a_release_environment_keeps_checked_trajectories(
                 if (out / REJECTIONS).exists() else [])
     assert summary.kept == len(kept) == 4 and rejected == []
 
-    start = plain(release_api().save_scenario())
+    start = plain(release_api("Airline", "scenario_002").save_scenario())
     for t in kept:
         assert check(t) == [], t.id
         assert t.environments == [ENV]
         assert t.initial_state == {ENV: start}  # the chain starts from the scenario
         # the gold's final state is what the release's own code makes of the gold calls
-        api = release_api()
+        api = release_api("Airline", "scenario_002")
         for call in t.gold_calls():
             assert call.env == ENV and call.arguments == {"reservation_id": RESERVATION}
             getattr(api, call.name)(**call.arguments)

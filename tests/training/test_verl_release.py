@@ -10,20 +10,18 @@ running the calls and saving, as the release's rollout (`save_and_close_clients`
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.shared_data import SHARED_DATA
+from tests.shared_data import ENVFACTORY_RELEASE as RELEASE
+from tests.shared_data import release_api
 from training.verl.reward import compute_score
 from training.verl.session import CALLS_KEY, STATE_KEY, RolloutSessions, row_tools_kwargs
 
-RELEASE = SHARED_DATA / "envfactory_release"
 SERVER = RELEASE / "envs" / "tools" / "Airline.py"
-CHECKPOINT = RELEASE / "envs" / "intermediate" / "Airline_checkpoint.json"
 ENV = "release/Airline@scenario_002"
 GOLD: list[dict[str, Any]] = [
     {"name": "Airline-get_reservation_details", "arguments": {"reservation_id": "RES_001"}},
@@ -41,17 +39,11 @@ def _release_dir(monkeypatch: pytest.MonkeyPatch) -> None:
 def release_run(calls: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Any],
                                                       dict[str, Any]]:
     """(start state, answers, final state) of `calls` on the release's own `api`."""
-    spec = importlib.util.spec_from_file_location("release_airline_for_verl_test", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    scenarios = json.loads(CHECKPOINT.read_text(encoding="utf-8"))["scenarios"]
-    module.api.load_scenario(next(s["scenario_data"] for s in scenarios
-                                  if s["scenario_id"] == "scenario_002"))
-    start = json.loads(json.dumps(module.api.save_scenario()))
-    answers = [getattr(module.api, c["name"].removeprefix("Airline-"))(**c["arguments"])
+    api = release_api("Airline", "scenario_002")
+    start = json.loads(json.dumps(api.save_scenario()))
+    answers = [getattr(api, c["name"].removeprefix("Airline-"))(**c["arguments"])
                for c in calls]
-    return start, answers, json.loads(json.dumps(module.api.save_scenario()))
+    return start, answers, json.loads(json.dumps(api.save_scenario()))
 
 
 def release_row() -> dict[str, Any]:

@@ -11,7 +11,6 @@ calls) loads the scenario, runs the gold calls and saves the state, as the relea
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -24,31 +23,14 @@ from harness.gold import GoldMessage, Position
 from harness.trajectory import Call, Provenance, Trajectory, Turn, write_jsonl
 from tasks.envfactory.envfactory import envfactory
 from testkit.oracle import edited_oracle
-from tests.shared_data import SHARED_DATA
+from tests.shared_data import ENVFACTORY_RELEASE as RELEASE
+from tests.shared_data import release_api
 
-RELEASE = SHARED_DATA / "envfactory_release"
 SERVER = RELEASE / "envs" / "tools" / "Airline.py"
-CHECKPOINT = RELEASE / "envs" / "intermediate" / "Airline_checkpoint.json"
 ENV = "release/Airline@scenario_002"
 
 pytestmark = pytest.mark.skipif(not SERVER.is_file(),
                                 reason=f"no EnvFactory release copy at {RELEASE}")
-
-
-def release_api() -> Any:
-    """The release server's own `api` object, from a fresh import of its file."""
-    spec = importlib.util.spec_from_file_location("release_airline_for_test", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.api
-
-
-def scenario_002() -> dict[str, Any]:
-    scenarios = json.loads(CHECKPOINT.read_text(encoding="utf-8"))["scenarios"]
-    entry = next(s for s in scenarios if s["scenario_id"] == "scenario_002")
-    assert entry["expected_behavior"] == "pass"
-    return dict(entry["scenario_data"])
 
 
 def plain(state: Any) -> dict[str, Any]:
@@ -58,8 +40,7 @@ def plain(state: Any) -> dict[str, Any]:
 def write_task(out: Path) -> Path:
     """`out/heldout.jsonl` with one two-turn task: read reservation RES_001 (scenario_002's
     one reservation, user_101's), then cancel it. Returns `out`."""
-    api = release_api()
-    api.load_scenario(scenario_002())
+    api = release_api("Airline", "scenario_002")
     initial = plain(api.save_scenario())
     assert initial["reservations"]["RES_001"]["status"] == "Confirmed"
     api.get_reservation_details("RES_001")
