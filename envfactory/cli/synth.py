@@ -74,6 +74,11 @@ def queries(
     select: Annotated[str, typer.Option(
         help="release pipeline: llm (the release's SolutionSelector) | state (our agreement "
              "of >= 2 final states) | both (the selector among the agreeing).")] = "llm",
+    refine: Annotated[bool | None, typer.Option(
+        "--refine/--no-refine",
+        help="Rewrite each query with the refiner (default: the preset's; sft_conv refines, "
+             "as the release's enable_query_refinement). The refinement ablation's switch."
+    )] = None,
     model: ModelOpt = None,
     model_role: ModelRoleOpt = None,
     model_args: ModelArgsOpt = None,
@@ -104,7 +109,8 @@ def queries(
         if missing:
             raise CommandError(missing)
     config = get_preset(preset, pipeline=pipeline, select=select,
-                        **({"pass_k": pass_k} if pass_k else {}))
+                        **({"pass_k": pass_k} if pass_k else {}),
+                        **({"refine": refine} if refine is not None else {}))
     args = RunArgs(graph=graph, out=out_dir, n=n, seed=seed, preset=preset, split=split,
                    envs=[e.strip() for e in envs.split(",") if e.strip()] if envs else None,
                    sampler=sampler, max_nodes=max_nodes,  # type: ignore[arg-type]

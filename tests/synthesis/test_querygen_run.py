@@ -199,7 +199,8 @@ def test_cli_records_rejections_and_heldout_only_when_asked(
     splits = tmp_path / "splits.json"
     splits.write_text(json.dumps(SPLITS), encoding="utf-8")
     base = ["synth", "queries", "--graph", str(graph), "--n", "2", "--splits", str(splits),
-            "--model", "mockllm/model", "--model-role", "judge=mockllm/model"]
+            "--model", "mockllm/model", "--model-role", "judge=mockllm/model",
+            "--pipeline", "ours"]  # the plumbing; the release pipeline needs its source files
     runner = CliRunner()
     barred = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "no"),
                                        "--envs", "pharmacy"])
@@ -219,3 +220,10 @@ def test_cli_records_rejections_and_heldout_only_when_asked(
     assert manifest["split"] == "heldout" and manifest["environments"] == ["pharmacy"]
     assert manifest["rejected"] == {"no_candidate_passed": 2}
     assert manifest["models"] == seen[0]
+    # the refinement ablation's switch overrides the preset's (sft_conv refines) and is
+    # recorded with the config
+    off = runner.invoke(app, [*base, "--out-dir", str(tmp_path / "off"), "--split", "heldout",
+                              "--preset", "sft_conv", "--no-refine"])
+    assert off.exit_code == 1, off.output  # every chain refused by the stand-in, as above
+    config = json.loads((tmp_path / "off" / "manifest.json").read_text())["config"]
+    assert (config["preset"], config["refine"]) == ("sft_conv", False)
