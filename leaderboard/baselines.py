@@ -24,7 +24,8 @@ from leaderboard.columns import ALL_COLUMNS
 from leaderboard.overall import OVERALL_KEY, paper_overall
 from leaderboard.records import AblationRow, Cell, RowInfo
 
-__all__ = ["BASELINES_FILE", "BaselineFile", "BaselineRow", "load_baselines", "reported_rows"]
+__all__ = ["BASELINES_FILE", "BaselineFile", "BaselineRow", "load_baselines", "reported_key",
+           "reported_rows"]
 
 BASELINES_FILE = Path(__file__).with_name("baselines.json")
 _KNOWN = {c.key for c in ALL_COLUMNS}
@@ -106,8 +107,13 @@ def _computed_overall(row: BaselineRow, ref: BaselineRow | None) -> Cell | None:
                      f"paper): {overall.note()}")
 
 
+def reported_key(system: str, size: str) -> str:
+    """A reported row's key in the table (`leaderboard.checkpoints` names rows by it)."""
+    return f"reported:{system} {size}"
+
+
 def _key(row: BaselineRow) -> str:
-    return f"reported:{row.system} {row.size}"
+    return reported_key(row.system, row.size)
 
 
 def reported_rows(data: BaselineFile) -> list[RowInfo]:
