@@ -6,11 +6,18 @@ A task's environments are any registry names, the release's `release/<Name>@<sce
 included. A task naming one that cannot be made (unknown, a broken release server, a
 scenario that is not a starting state) is skipped with one warning naming the file, the
 line and the reason, and counted in the dataset's name; the rest run.
+
+`turns="first"` makes each sample the task's first user turn alone (gold: that turn's
+calls and its `gold_state_after`), ordered round-robin over the tasks' first
+environments: the shipped files list tasks environment by environment, so without it a
+`--limit` prefix would be one environment's tasks only. The demo scores many first turns
+this way in the time a few whole tasks take.
 """
 
 from __future__ import annotations
 
 import logging
+from itertools import chain, zip_longest
 from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -24,6 +31,7 @@ logger = logging.getLogger(__name__)
 DATA_DIR = Path(__file__).resolve().parents[1] / "envfactory" / "data"
 """The shipped task files (`envfactory tasks build` writes them)."""
 SPLITS = ("heldout", "train")
+TURNS = ("all", "first")
 
 
 def _unusable(names: list[str], known: set[str]) -> str | None:
@@ -39,8 +47,28 @@ def _unusable(names: list[str], known: set[str]) -> str | None:
     return None
 
 
-def load_dataset(split: str, data_dir: Path = DATA_DIR) -> MemoryDataset:
-    """Samples from `<data_dir>/<split>.jsonl` (`split="all"` for both)."""
+def _first_turn(task: Trajectory) -> Trajectory | None:
+    """The task cut to its first user turn, or None when that turn has no gold state."""
+    first = task.turns[0]
+    if first.gold_state_after is None:
+        return None
+    return task.model_copy(update={"turns": [first], "final_state": first.gold_state_after,
+                                   "messages": []})
+
+
+def _round_robin(samples: list[Sample]) -> list[Sample]:
+    """One sample of each first environment in turn (in order of first appearance)."""
+    groups: dict[str, list[Sample]] = {}
+    for sample in samples:
+        groups.setdefault((sample.metadata or {})["environments"][0], []).append(sample)
+    return [s for s in chain.from_iterable(zip_longest(*groups.values())) if s is not None]
+
+
+def load_dataset(split: str, data_dir: Path = DATA_DIR, turns: str = "all") -> MemoryDataset:
+    """Samples from `<data_dir>/<split>.jsonl` (`split="all"` for both); `turns="first"`:
+    first user turns only, interleaved by first environment (see above)."""
+    if turns not in TURNS:
+        raise ValueError(f"unknown turns {turns!r}; use all or first")
     splits = SPLITS if split == "all" else (split,)
     known = {e.name for e in registry.all_entries()}
     samples, skipped = [], 0
@@ -52,6 +80,12 @@ def load_dataset(split: str, data_dir: Path = DATA_DIR) -> MemoryDataset:
             raise FileNotFoundError(f"{path} not found; build it with `envfactory tasks build`")
         for line, task in numbered_records(path, Trajectory.model_validate_json, "trajectory"):
             problem = _unusable(task.environments, known)
+            if problem is None and turns == "first":
+                cut = _first_turn(task)
+                if cut is None:
+                    problem = "its first turn has no gold_state_after"
+                else:
+                    task = cut
             if problem is not None:
                 logger.warning("%s:%d: task %s skipped: %s", path, line, task.id, problem)
                 skipped += 1
@@ -64,5 +98,8 @@ def load_dataset(split: str, data_dir: Path = DATA_DIR) -> MemoryDataset:
     if not samples:
         raise ValueError(f"{data_dir}: no usable task in split {split!r} "
                          f"({skipped} skipped, see the warnings)")
-    label = f"envfactory_{split}" + (f" ({skipped} tasks skipped)" if skipped else "")
+    if turns == "first":
+        samples = _round_robin(samples)
+    label = (f"envfactory_{split}" + ("_first_turns" if turns == "first" else "")
+             + (f" ({skipped} tasks skipped)" if skipped else ""))
     return MemoryDataset(samples, name=label)

@@ -11,7 +11,7 @@ from inspect_ai import Task, task
 
 from harness import task_options
 from harness.rewards import VARIANTS, RewardSettings
-from tasks._envfactory.dataset import DATA_DIR, load_dataset
+from tasks._envfactory.dataset import DATA_DIR, TURNS, load_dataset
 from tasks._envfactory.orchestrator import envfactory_solver
 from tasks._envfactory.scoring import envfactory_scorer
 
@@ -20,7 +20,7 @@ from tasks._envfactory.scoring import envfactory_scorer
 def envfactory(split: str = "heldout", transport: str = "inprocess",
                reward: str = "strict", alpha: float = 0.5, gamma: float = 0.05,
                max_turn_steps: int = 10, max_steps: int | None = None,
-               data_dir: str | None = None) -> Task:
+               data_dir: str | None = None, turns: str = "all") -> Task:
     """EnvFactory held-out suite.
 
     Args:
@@ -37,9 +37,13 @@ def envfactory(split: str = "heldout", transport: str = "inprocess",
             (default: no limit, as the release). Before, this task's `max_steps` was the
             per-turn limit, now `max_turn_steps`.
         data_dir: directory with <split>.jsonl task files (default: the shipped tasks).
+        turns: "all" (default) or "first": each task's first user turn alone, scored
+            against that turn's gold calls and gold state, the samples interleaved by
+            first environment (many short samples: `make demo` measures behaviour on them).
     """
     task_options.one_of("split", split, ("heldout", "train", "all"))
     task_options.one_of("transport", transport, ("inprocess", "mcp"))
+    task_options.one_of("turns", turns, TURNS)
     task_options.one_of("reward", reward, VARIANTS)
     task_options.number("alpha", alpha, 0.0, 1.0)
     task_options.number("gamma", gamma, 0.0)
@@ -50,11 +54,12 @@ def envfactory(split: str = "heldout", transport: str = "inprocess",
         task_options.integer("max_steps", max_steps, minimum=1)
     tasks_dir = task_options.directory("data_dir", data_dir) if data_dir else DATA_DIR
     return Task(
-        dataset=load_dataset(split, tasks_dir),
+        dataset=load_dataset(split, tasks_dir, turns),
         solver=envfactory_solver(transport=transport, max_turn_steps=max_turn_steps,
                                  max_steps=max_steps),
         scorer=envfactory_scorer(settings.variant, settings.alpha, settings.gamma),
-        metadata={"benchmark": "envfactory", "split": split, "transport": transport,
+        metadata={"benchmark": "envfactory", "split": split, "turns": turns,
+                  "transport": transport,
                   "reward": settings.model_dump()},
         version="1",
     )
