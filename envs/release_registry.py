@@ -71,7 +71,10 @@ ENVFACTORY = PinnedRelease(
            # QueryGen's pipeline, whose fixed texts (first inputs, retry feedback) are read
            # as data by synthesis.querygen.release_prompts
            "src/gen/query_gen/query_gen_non_conv.py", "src/gen/query_gen/query_gen_conv.py",
-           "src/gen/__init__.py"),
+           "src/gen/__init__.py",
+           # the tool graph's LLM passes, whose fixed texts (tool rendering, retry feedback)
+           # synthesis.graph_llm_release reads as data
+           "src/graph/tool_graph.py", "src/graph/tool_node.py"),
     folders=("envs/tools", "envs/intermediate", "envs/metadata"), archive=True,
     override="ENVFACTORY_RELEASE_DIR",
     override_hint="a checkout of LARK-AI-Lab/EnvFactory at eff3b22 (the folder holding envs/)",

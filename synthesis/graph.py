@@ -450,11 +450,16 @@ class BuildTiming(BaseModel):
 
 
 def _add_nodes(g: nx.DiGraph, sources: Mapping[str, Sequence[ToolSpec]]) -> None:
+    # a tool keeps its schemas as given and its place in the sources (`order`): the
+    # release's LLM passes render tools from them, in that order (synthesis.graph_llm_release)
+    order = 0
     for env, specs in sources.items():
         for spec in specs:
             tid = ToolGraph.tool_id(env, spec.name)
             g.add_node(tid, kind="tool", env=env, tool=spec.name,
-                       description=spec.description, write=spec.write)
+                       description=spec.description, write=spec.write, order=order,
+                       input_schema=spec.parameters, output_schema=spec.output_schema)
+            order += 1
             for direction, schema, tag in (("input", spec.parameters, "in"),
                                            ("output", spec.output_schema, "out")):
                 for p in flatten_schema(schema, output=direction == "output"):

@@ -2,7 +2,12 @@
 
 Embeddings find data-flow links between similarly described parameters; they miss workflow links
 inside one environment (log in before booking) and cannot tell which inputs a user can simply say.
-Two model passes fill that in, as in the EnvFactory release (notes/envfactory.md §7):
+Two model passes fill that in, as in the EnvFactory release (notes/envfactory.md §7).
+Each pass has two sets of prompts (`prompts=`): ``"release"`` (the default) sends the
+release's own requests and reads replies as its code does (`synthesis.graph_llm_release`);
+``"ours"`` is the variant described here. Which ran is recorded in the graph
+(``graph.g.graph["llm_prompts"]``, per pass), and a pass refuses to continue a graph the
+other variant started unless asked to redo it.
 
 - ``refine_edges``: per environment, intra-environment only, the model proposes *new* successors
   for tools; it can never remove an edge or link to itself, and every name is checked against the
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from inspect_ai.model import (
     ChatMessage,
@@ -34,6 +39,7 @@ from pydantic import BaseModel
 
 from envs.concurrency import bounded_gather
 from harness.reask import ask_until_valid
+from synthesis import graph_llm_release as release
 from synthesis.sampler import HasGraph, unproducible_required_inputs
 
 ROLE = "synth"
@@ -43,6 +49,12 @@ EDGE_TAG = "new_edges"
 LABEL_TAG = "user_provided"
 #: graph attribute listing the environments the edge pass has refined (for resume)
 REFINED_KEY = "llm_refined_envs"
+#: graph attribute recording, per pass ("edges", "labels"), which prompts ran
+PROMPTS_KEY = "llm_prompts"
+
+#: the release's prompts and reply reading (default), or ours
+Prompts = Literal["release", "ours"]
+PROMPTS: tuple[str, ...] = get_args(Prompts)
 
 #: the retry request after a reply `parse_new_edges` / `parse_labels` refused
 AGAIN = "That reply could not be used: {problem}. Answer again, following the format exactly."
@@ -67,6 +79,26 @@ class LabelBatch(BaseModel):
     params: list[str]
     attempts: int
     error: str | None = None  # set when the batch failed and its params stay None
+
+
+def prompts_conflict(graph: HasGraph, step: str, prompts: str, *, redo: bool) -> str | None:
+    """Why pass `step` cannot run with `prompts` on this graph: an unknown variant, or
+    one the other variant started (unless the pass is redone); None when it can."""
+    if prompts not in PROMPTS:
+        return f"prompts must be one of {', '.join(PROMPTS)}, not {prompts!r}"
+    before = graph.g.graph.get(PROMPTS_KEY, {}).get(step)
+    if before is not None and before != prompts and not redo:
+        return (f"the graph's {step} pass ran with --prompts {before}; continue it with "
+                f"--prompts {before}, or redo it (--redo) with --prompts {prompts}")
+    return None
+
+
+def record_prompts(graph: HasGraph, step: str, prompts: Prompts, *, redo: bool) -> None:
+    """Record that pass `step` runs with `prompts` (ValueError: `prompts_conflict`)."""
+    problem = prompts_conflict(graph, step, prompts, redo=redo)
+    if problem:
+        raise ValueError(problem)
+    graph.g.graph.setdefault(PROMPTS_KEY, {})[step] = prompts
 
 
 def resolve_model(model: str | Model | None = None) -> Model:
@@ -162,6 +194,7 @@ async def refine_edges(
     max_concurrency: int = 8,
     redo: bool = False,
     on_result: Callable[[EnvRefinement], None] | None = None,
+    prompts: Prompts = "release",
 ) -> list[EnvRefinement]:
     """Ask the model for new intra-environment Tool_Depend edges and add them (source "llm").
 
@@ -169,13 +202,26 @@ async def refine_edges(
     recorded in ``graph.g.graph["llm_refined_envs"]``; `on_result` then sees the outcome (the
     CLI saves the graph there), so an interrupted pass resumes with the environments not yet
     refined. ``redo`` refines recorded environments again. The sampler sorts successors, so
-    the order in which replies arrive does not change sampled chains.
+    the order in which replies arrive does not change sampled chains. With
+    ``prompts="release"`` each environment gets the release's request and retries
+    (`graph_llm_release.refine_env`; ``max_attempts`` requests at most).
     """
+    record_prompts(graph, "edges", prompts, redo=redo)
     llm = resolve_model(model)
     all_envs = sorted({d["env"] for _, d in graph.g.nodes(data=True) if d.get("kind") == "tool"})
     done: list[str] = graph.g.graph.setdefault(REFINED_KEY, [])
     chosen = [e for e in (all_envs if envs is None else sorted(set(envs) & set(all_envs)))
               if redo or e not in done]
+
+    async def release_job(env: str) -> EnvRefinement:
+        outcome = await release.refine_env(graph.g, env, llm, max_attempts)
+        result = EnvRefinement(env=env, added=outcome.added, attempts=outcome.requests,
+                               error=outcome.error)
+        if result.error is None and env not in done:
+            done.append(env)
+        if on_result:
+            on_result(result)
+        return result
 
     async def job(env: str) -> EnvRefinement:
         tools = _env_tools(graph, env)
@@ -200,7 +246,8 @@ async def refine_edges(
             on_result(result)
         return result
 
-    return await bounded_gather((job(env) for env in chosen), max_concurrency)
+    run = release_job if prompts == "release" else job
+    return await bounded_gather((run(env) for env in chosen), max_concurrency)
 
 
 # ---------------------------------------------------------------- user-provided labels
@@ -263,6 +310,7 @@ async def classify_user_provided(
     max_attempts: int = MAX_ATTEMPTS,
     max_concurrency: int = 8,
     on_result: Callable[[LabelBatch], None] | None = None,
+    prompts: Prompts = "release",
 ) -> list[LabelBatch]:
     """Set ``user_provided`` on every parameter node (inputs and outputs), batch by batch.
 
@@ -270,8 +318,18 @@ async def classify_user_provided(
     (after a failure or an interruption) only asks about what is still unlabelled. A batch
     that fails every attempt leaves its parameters ``None``. Labels are written as each batch
     is parsed, then `on_result` sees the batch (the CLI saves the graph there).
+
+    With ``prompts="release"`` the parameters and batches are the release's (its own
+    flattening, tool order, inputs then outputs; `graph_llm_release.label_batches`), each
+    sent and read as the release does; afterwards our object nodes, which the release
+    never asks about, are labelled from their fields (`derive_object_labels`).
     """
+    record_prompts(graph, "labels", prompts, redo=not only_unknown)
     llm = resolve_model(model)
+    if prompts == "release":
+        return await _release_labels(graph, llm, only_unknown=only_unknown,
+                                     batch_size=batch_size, max_attempts=max_attempts,
+                                     max_concurrency=max_concurrency, on_result=on_result)
     g = graph.g
     params = sorted(
         n for n, d in g.nodes(data=True)
@@ -296,6 +354,28 @@ async def classify_user_provided(
         return report
 
     return await bounded_gather((job(b) for b in batches), max_concurrency)
+
+
+async def _release_labels(graph: HasGraph, llm: Model, *, only_unknown: bool, batch_size: int,
+                          max_attempts: int, max_concurrency: int,
+                          on_result: Callable[[LabelBatch], None] | None) -> list[LabelBatch]:
+    g = graph.g
+    batches = release.label_batches(g, only_unknown=only_unknown, batch_size=batch_size)
+
+    async def job(batch: release.Batch) -> LabelBatch:
+        outcome = await release.label_batch(batch, llm, max_attempts)
+        for i, (_, _, node) in enumerate(batch.params):
+            if node is not None and outcome.labels is not None and i in outcome.labels:
+                g.nodes[node]["user_provided"] = outcome.labels[i]
+        report = LabelBatch(params=[n for _, _, n in batch.params if n is not None],
+                            attempts=outcome.requests, error=outcome.error)
+        if on_result:
+            on_result(report)
+        return report
+
+    reports = await bounded_gather((job(b) for b in batches), max_concurrency)
+    release.derive_object_labels(g)
+    return reports
 
 
 def audit_orphans(graph: HasGraph, *, auto_patch: bool = False) -> list[str]:

@@ -262,16 +262,38 @@ def graph_refine(
     batch_size: Annotated[int, typer.Option(help="Parameters per label request.", min=1)
                           ] = graph_llm.BATCH_SIZE,
     max_concurrency: Annotated[int, max_concurrency_option("Model calls")] = 8,
+    prompts: Annotated[str, typer.Option(
+        help="release: the EnvFactory release's requests and reply reading (its "
+             "src/graph prompts and code, read from the pinned release); ours: this "
+             "project's prompts (tagged JSON, re-asked in the conversation). Recorded "
+             "in graph.json and stats.json.")] = "release",
 ) -> None:
     """Run the LLM passes over a saved tool graph (role `synth`), saving after every reply.
 
     Killed and rerun, it continues: refined environments are recorded in the graph and
-    labelled parameters are skipped.
+    labelled parameters are skipped (with the same --prompts; --redo to switch).
     """
     import asyncio
 
+    from synthesis import graph_llm_release
+
     console = Console()
     loaded = _load(graph_file)
+    for step in [s for s, wanted in (("edges", edges), ("labels", labels)) if wanted]:
+        conflict = graph_llm.prompts_conflict(loaded, step, prompts, redo=redo)
+        if conflict:
+            raise typer.BadParameter(f"{graph_file}: {conflict}", param_hint="--prompts")
+    mode: graph_llm.Prompts = "release" if prompts == "release" else "ours"
+    if mode == "release" and (edges or labels):
+        problem = graph_llm_release.source_problem()
+        if problem is None:
+            try:
+                graph_llm_release.release_tools(loaded.g)
+            except ValueError as e:
+                problem = str(e)
+        if problem:
+            raise typer.BadParameter(problem, param_hint="--prompts")
+    console.print(f"prompts: {mode}")
     synth = role_models([graph_llm.ROLE], model, model_args or [], model_role or [],
                         max_tokens)[graph_llm.ROLE]
     problem = gold_player_problem({graph_llm.ROLE: synth}, "graph-refine")
@@ -294,7 +316,7 @@ def graph_refine(
             task = bar.add_task("workflow edges (environments)", total=None)
             refined = asyncio.run(graph_llm.refine_edges(
                 loaded, model=synth, envs=names, redo=redo, max_concurrency=max_concurrency,
-                on_result=saver(task)))
+                on_result=saver(task), prompts=mode))
             bar.update(task, total=len(refined), completed=len(refined))
             failed = [r.env for r in refined if r.error]
             console.print(f"edge pass: {len(refined)} environments asked, "
@@ -306,7 +328,7 @@ def graph_refine(
             batches = asyncio.run(graph_llm.classify_user_provided(
                 loaded, model=synth, only_unknown=not redo, batch_size=batch_size,
                 max_concurrency=max_concurrency,
-                on_result=saver(task)))
+                on_result=saver(task), prompts=mode))
             bar.update(task, total=len(batches), completed=len(batches))
             values = [d.get("user_provided") for _, d in loaded.g.nodes(data=True)
                       if d.get("kind") == "param"]
@@ -320,7 +342,9 @@ def graph_refine(
     loaded.save(graph_file)
     stats = loaded.stats()
     stats_file = graph_file.with_name("stats.json")
-    write_atomic(stats_file, json.dumps(stats.model_dump(), indent=1) + "\n")
+    write_atomic(stats_file, json.dumps(
+        {**stats.model_dump(),
+         graph_llm.PROMPTS_KEY: loaded.g.graph.get(graph_llm.PROMPTS_KEY, {})}, indent=1) + "\n")
     console.print(f"orphan required inputs: {orphans_before} -> {stats.orphan_required_inputs}")
     _print_stats(stats, float(loaded.g.graph.get("threshold", float("nan"))),
                  str(loaded.g.graph.get("embedder", "unknown embedder")), console)

@@ -318,8 +318,12 @@ def _template(node: ast.expr, where: str) -> str:
 @lru_cache(maxsize=8)
 def _functions(relative: str, source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     tree = ast.parse(source, filename=relative)
-    return {n.name: n for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    found = {n.name: n for n in ast.walk(tree)
+             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    # a method also as `Class.method` (two classes may both define `__str__`)
+    found.update({f"{c.name}.{n.name}": n for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                  for n in c.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)})
+    return found
 
 
 _LITERAL = r'(f?)"(.*)"\s*$'
@@ -351,11 +355,13 @@ def _ordered(function: ast.AST) -> list[ast.AST]:
 
 
 def inline(relative: str, function: str, *, assigned: str | None = None,
-           asserted: int | None = None, raised: int | None = None, nth: int = 0) -> str:
-    """A string literal inside function `function` of release file `relative`, as a format
-    template (`{}` per f-string hole): the `nth` literal assigned (`=` or `+=`) to the
-    variable `assigned`, or the message of the `asserted`-th assert, or of the `raised`-th
-    raise, counted in source order."""
+           asserted: int | None = None, raised: int | None = None,
+           returned: int | None = None, nth: int = 0) -> str:
+    """A string literal inside function `function` (or method `Class.method`) of release
+    file `relative`, as a format template (`{}` per f-string hole): the `nth` literal
+    assigned (`=` or `+=`) to the variable `assigned`, or the message of the `asserted`-th
+    assert, or of the `raised`-th raise, or the `returned`-th returned literal, counted in
+    source order."""
     source = ENVFACTORY.source_text(relative)
     try:
         functions = _functions(relative, source)
@@ -382,8 +388,12 @@ def inline(relative: str, function: str, *, assigned: str | None = None,
         values = [n.exc.args[0] for n in nodes if isinstance(n, ast.Raise)
                   and isinstance(n.exc, ast.Call) and n.exc.args]
         nth, label = raised, f"{where}: raise {raised}"
+    elif returned is not None:
+        values = [n.value for n in nodes if isinstance(n, ast.Return)
+                  and isinstance(n.value, ast.Constant | ast.JoinedStr)]
+        nth, label = returned, f"{where}: return {returned}"
     else:
-        raise TypeError("inline() needs assigned=, asserted= or raised=")
+        raise TypeError("inline() needs assigned=, asserted=, raised= or returned=")
     if nth >= len(values):
         raise ReleasePromptError(f"{label} not found")
     return _template(values[nth], label)

@@ -253,9 +253,10 @@ def test_the_envfactory_release_read_from_a_local_root(monkeypatch: pytest.Monke
     monkeypatch.setenv("ENVFACTORY_RELEASE_DIR", str(ENVFACTORY_RELEASE))
     status = ENVFACTORY.local_status()
     # the shared copy holds the environment folders, the prompt modules and the dataset
-    # writer, but not QueryGen's two pipeline files and src/gen/__init__.py
+    # writer, but not QueryGen's two pipeline files and src/gen/__init__.py, nor the
+    # graph's two LLM-pass files
     pipeline = {"src/gen/query_gen/query_gen_non_conv.py", "src/gen/query_gen/query_gen_conv.py",
-                "src/gen/__init__.py"}
+                "src/gen/__init__.py", "src/graph/tool_graph.py", "src/graph/tool_node.py"}
     present = {f for f in pipeline if (ENVFACTORY_RELEASE / f).is_file()}
     assert set(status.missing) == pipeline - present, status.missing
     assert status.state == ("present" if present == pipeline else "partial")

@@ -32,7 +32,7 @@ async def test_edges_are_added_after_a_malformed_reply_and_a_bad_name() -> None:
         # existing link, a self loop and two new ones: only the new ones count
         '<new_edges>{"search": ["buy", "search", "refund"], "buy": ["refund"]}</new_edges>',
     )
-    [result] = await refine_edges(gr, model=model)
+    [result] = await refine_edges(gr, model=model, prompts="ours")
     assert result.env == "shop" and result.attempts == 3 and result.error is None
     assert result.added == [("shop-buy", "shop-refund"), ("shop-search", "shop-refund")]
     assert depends(gr) == {
@@ -45,7 +45,7 @@ async def test_edges_are_added_after_a_malformed_reply_and_a_bad_name() -> None:
 async def test_edges_stay_when_every_attempt_fails() -> None:
     gr = shop()
     model = scripted(*['<new_edges>{"buy": ["nope"]}</new_edges>'] * 3)
-    [result] = await refine_edges(gr, model=model)
+    [result] = await refine_edges(gr, model=model, prompts="ours")
     assert result.added == [] and result.attempts == 3
     assert result.error is not None and "'nope'" in result.error
     assert depends(gr) == {("shop-search", "shop-buy", "embedding")}
@@ -61,7 +61,7 @@ async def test_refinement_is_per_environment() -> None:
         '<new_edges>{"read": ["send"]}</new_edges>',
         "<new_edges>{}</new_edges>",
     )
-    results = await refine_edges(gr, model=model, max_concurrency=1)
+    results = await refine_edges(gr, model=model, max_concurrency=1, prompts="ours")
     assert [(r.env, r.added, r.attempts) for r in results] == [
         ("mail", [("mail-read", "mail-send")], 2),
         ("shop", [], 1),
@@ -95,7 +95,8 @@ async def test_labels_in_batches_and_a_failed_batch_stays_none() -> None:
         '<user_provided>{"0": true, "1": true}</user_provided>',  # batch 2, attempt 2
         "nothing", "nothing", "nothing",  # batch 3 fails all three attempts
     )
-    reports = await classify_user_provided(gr, model=model, batch_size=2, max_concurrency=1)
+    reports = await classify_user_provided(gr, model=model, batch_size=2, max_concurrency=1,
+                                           prompts="ours")
     assert [(len(r.params), r.attempts, r.error is None) for r in reports] == [
         (2, 1, True), (2, 2, True), (1, 3, False),
     ]
@@ -109,8 +110,8 @@ async def test_labels_in_batches_and_a_failed_batch_stays_none() -> None:
     }
     # a rerun only asks about what is still unknown
     again = await classify_user_provided(
-        gr, model=scripted('<user_provided>{"0": false}</user_provided>'), batch_size=2
-    )
+        gr, model=scripted('<user_provided>{"0": false}</user_provided>'), batch_size=2,
+        prompts="ours")
     assert [r.params for r in again] == [["shop-search:out:item_id"]]
     assert gr.g.nodes["shop-search:out:item_id"]["user_provided"] is False
 

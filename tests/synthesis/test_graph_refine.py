@@ -67,7 +67,8 @@ def invoke(path: Path, synth: Synth, monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(graph_cli, "role_models", fake)
     result = CliRunner().invoke(app, ["synth", "graph-refine", str(path), "--max-concurrency",
-                                      "1", "--batch-size", "2", "--patch-orphans", *extra])
+                                      "1", "--batch-size", "2", "--patch-orphans",
+                                      "--prompts", "ours", *extra])
     return result.exit_code, " ".join(result.output.split())  # rich wraps lines
 
 
@@ -104,10 +105,11 @@ async def test_edge_pass_skips_refined_envs_and_retries_failed_ones() -> None:
     gr = shop()
     gr.tool("mail", "read")
     failing = responder_model(lambda _: reply("no block"))
-    [mail, shop_env] = await refine_edges(gr, model=failing)
+    [mail, shop_env] = await refine_edges(gr, model=failing, prompts="ours")
     assert mail.error and shop_env.error and gr.g.graph[REFINED_KEY] == []
     synth = Synth()
-    assert [r.env for r in await refine_edges(gr, model=synth.model())] == ["mail", "shop"]
-    assert [r.env for r in await refine_edges(gr, model=synth.model())] == []
-    again = await refine_edges(gr, model=synth.model(), redo=True)
+    refined = await refine_edges(gr, model=synth.model(), prompts="ours")
+    assert [r.env for r in refined] == ["mail", "shop"]
+    assert [r.env for r in await refine_edges(gr, model=synth.model(), prompts="ours")] == []
+    again = await refine_edges(gr, model=synth.model(), redo=True, prompts="ours")
     assert [r.env for r in again] == ["mail", "shop"] and again[1].added == []
