@@ -60,17 +60,18 @@ SUITES: dict[str, tuple[SuiteTask, ...]] = {
         SuiteTask(task="tasks/tau2/tau2.py@tau2_retail"),
         SuiteTask(task="tasks/tau2/tau2.py@tau2_telecom"),
     ),
-    # `envfactory demo` on 2 CPU cores in minutes: the first held-out task with at most 3
-    # tool-calling steps per user turn (a tuned 135M model otherwise calls tools until its
-    # context is full), and BFCL single-turn `simple` entries (one short prompt, one call)
+    # `envfactory demo` on 2 CPU cores in minutes: `--limit` held-out first turns
+    # (`turns=first`: interleaved over the four held-out environments), one tool-calling
+    # step each, so one generation per sample: 24 of them per model (enough for 95%
+    # intervals on whether it calls tools, and which) in the time one whole task and 5
+    # BFCL entries took; at most 40, so the demo keeps its minutes
     "demo": (
-        SuiteTask(task=_ENVFACTORY.task, args={**_ENVFACTORY.args, "max_turn_steps": 3},
-                  max_samples=1),
-        SuiteTask(task="tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn",
-                  args={"category": "simple"}),
+        SuiteTask(task=_ENVFACTORY.task,
+                  args={**_ENVFACTORY.args, "turns": "first", "max_turn_steps": 1},
+                  max_samples=40),
     ),
 }
-DEFAULT_LIMITS: dict[str, int | None] = {"quick": 5, "full": None, "demo": 5}
+DEFAULT_LIMITS: dict[str, int | None] = {"quick": 5, "full": None, "demo": 24}
 """Samples per task when `--limit` is not given (None: the whole benchmark)."""
 
 
