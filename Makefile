@@ -181,11 +181,11 @@ install-browser:
 
 # The main job: the method in miniature, offline, on a CPU (needs the train stack, which it
 # installs): a LoRA SFT of the embedded SmolLM2-135M on our training split with LlamaFactory,
-# then the base and the tuned model auto-scored on the `demo` suite (the first held-out
-# EnvFactory task and DEMO_LIMIT BFCL single-turn `simple` entries) side by side. The tuned
-# model and finished logs are cached (~/.cache/envfactory/demo), so a second run only
-# prints the table.
-DEMO_LIMIT ?= 5
+# then the base and the tuned model auto-scored on the `demo` suite (DEMO_LIMIT held-out
+# first turns, at most 40) and compared per measure with 95% intervals. The tuned model
+# and finished logs are cached (~/.cache/envfactory/demo), so a second run only prints
+# the table.
+DEMO_LIMIT ?= 24
 demo: install install-train
 	OMP_NUM_THREADS=2 $(TRAIN_VENV)/bin/envfactory demo --limit $(DEMO_LIMIT) --max-tokens 64
 

@@ -5,11 +5,19 @@
    steps, only the tools each trajectory uses, merged), cached: a second run reuses the
    merged model when the SFT config is unchanged;
 3. the base and the tuned model auto-scored on the `demo` suite (`envfactory score`): the
-   first held-out EnvFactory task (at most 3 tool-calling steps a user turn) and the first
-   `--limit` BFCL single-turn `simple` entries; eval-set resumes, so a second run re-scores
-   nothing;
-4. the two side by side: each task's score, and how often the model called a tool at all
-   (the first thing SFT teaches a 135M model; the scores of so small a model stay near 0).
+   first `--limit` held-out first turns (`-T turns=first`, interleaved over the four
+   held-out environments, one tool-calling step each); eval-set resumes, so a second run
+   re-scores nothing;
+4. the two compared on the same samples (`first_turn_measures`, `compare`): per model the
+   share of first turns that made a tool call, called a tool that exists, called one with
+   arguments its environment accepted, called a gold tool, and the mean reward, each with
+   a 95% interval; per measure the paired difference (tuned − base, by sample) with its
+   95% interval, significant when that interval excludes 0.
+
+The intervals are normal approximations from `harness.metrics.mean_stderr` (mean ± 1.96
+standard errors; for the difference, of the per-sample differences: a paired z-test at
+the 5% level). With no variation (every sample 0, say) the interval is a single point;
+that says "no spread observed", not "certain".
 
 Needs the train stack (LlamaFactory): run it from `.venv-train` (`make demo` does).
 """
@@ -17,20 +25,33 @@ Needs the train stack (LlamaFactory): run it from `.venv-train` (`make demo` doe
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from envs.errors import ErrorKind
 from envs.release_registry import DEMO
+from envs.world import World
+from harness.metrics import mean_stderr
+from harness.trajectory import Trajectory
 from training.autoscore import OnProgress, ScoreResult, score_checkpoint
 from training.local_models import prepare_smollm2
 from training.provenance import read_provenance
 from training.reporting import Say, to_stderr
 from training.sft import SftConfig, run_sft
 
-__all__ = ["TRAIN_SPLIT", "comparison_rows", "demo_config", "run_demo", "tool_call_figures"]
+__all__ = ["MEASURES", "TRAIN_SPLIT", "Comparison", "compare", "comparison_rows",
+           "demo_config", "first_turn_measures", "run_demo", "verdict"]
 
 #: the training side of the held-out suite's split (data read by path, never imported)
 TRAIN_SPLIT = Path(__file__).resolve().parents[1] / "tasks" / "envfactory" / "data" / "train.jsonl"
+
+#: what is measured on each first turn (1/0 per sample, except the reward)
+MEASURES = ("made a tool call", "called a tool that exists", "arguments valid",
+            "gold tool called", "reward")
+#: the normal quantile of a two-sided 95% interval
+Z95 = 1.959964
 
 
 def demo_config(cache: Path) -> SftConfig:
@@ -50,52 +71,125 @@ def _cached(config: SftConfig) -> Path | None:
     return merged if same else None
 
 
-def tool_call_figures(log_file: Path) -> tuple[int, int, int]:
-    """(samples with at least one tool call, samples, tool calls) in one eval log; a call
-    whose arguments did not parse counts as a call (the model tried)."""
-    from inspect_ai.log import read_eval_log
-    from inspect_ai.model import ChatMessageAssistant
+def first_turn_measures(log_file: Path) -> dict[str, dict[str, float]]:
+    """Sample id -> `MEASURES` for the first user turn of each sample of a held-out
+    EnvFactory log. A call "exists" when its name is one of the tools the episode offered
+    (the sample's environments' qualified names); its arguments are valid when they were
+    decoded and the environment did not reject them as `invalid_arguments` (its schema
+    check); a gold tool is one the turn's gold calls name. Reward: the score's `reward`."""
+    from inspect_ai.log import read_eval_log_samples
 
-    log = read_eval_log(str(log_file))
-    calling = calls = 0
-    for sample in log.samples or []:
-        made = sum(len(m.tool_calls or []) for m in sample.messages
-                   if isinstance(m, ChatMessageAssistant))
-        calls += made
-        calling += made > 0
-    return calling, len(log.samples or []), calls
+    from harness.logs import progress_of
+
+    out = {}
+    for sample in read_eval_log_samples(str(log_file), all_samples_required=False):
+        gold = Trajectory.model_validate((sample.metadata or {})["trajectory"])
+        offered = set(World(gold.environments).tool_names())
+        gold_names = {c.qualified_name for c in gold.turns[0].gold_calls}
+        messages = progress_of(sample).messages
+        kinds = {m.tool_call_id: m.error_kind for m in messages if m.role == "tool"}
+        calls = [c for m in messages if m.role == "assistant" and m.turn == 0
+                 for c in m.tool_calls or []]
+        existing = [c for c in calls if c.name in offered]
+        valid = [c for c in existing if c.parse_error is None
+                 and kinds.get(c.id) is not ErrorKind.INVALID_ARGUMENTS]
+        score = next(iter((sample.scores or {}).values()))
+        value = score.value
+        reward = float(value["reward"]) if isinstance(value, dict) else 0.0
+        out[str(sample.id)] = dict(zip(MEASURES, (
+            float(bool(calls)), float(bool(existing)), float(bool(valid)),
+            float(any(c.name in gold_names for c in calls)), reward), strict=True))
+    return out
 
 
-def _calls_cell(result: ScoreResult, task: str) -> str:
-    score = next(t for t in result.tasks if t.task == task)
+def _interval(values: Sequence[float], low: float, high: float) -> tuple[float, float, float]:
+    """Mean and normal 95% interval of `values`, clipped to the range [`low`, `high`]."""
+    mean, se = mean_stderr(values)
+    return mean, max(low, mean - Z95 * se), min(high, mean + Z95 * se)
+
+
+class Comparison(BaseModel):
+    """One measure, base against tuned on the same samples."""
+
+    measure: str
+    n: int
+    base: tuple[float, float, float]
+    """Mean, 95% interval low and high."""
+    tuned: tuple[float, float, float]
+    difference: tuple[float, float, float]
+    """tuned − base per sample: mean and its 95% interval."""
+
+    @property
+    def significant(self) -> bool:
+        """The paired difference's 95% interval excludes 0."""
+        _, low, high = self.difference
+        return low > 0 or high < 0
+
+
+def compare(base: dict[str, dict[str, float]],
+            tuned: dict[str, dict[str, float]]) -> list[Comparison]:
+    """Each measure on the samples both models ran, paired by sample id."""
+    ids = sorted(set(base) & set(tuned))
+    if not ids:
+        raise ValueError("the two models have no scored sample in common")
+    out = []
+    for measure in MEASURES:
+        b = [base[i][measure] for i in ids]
+        t = [tuned[i][measure] for i in ids]
+        out.append(Comparison(measure=measure, n=len(ids), base=_interval(b, 0.0, 1.0),
+                              tuned=_interval(t, 0.0, 1.0),
+                              difference=_interval([y - x for x, y in zip(b, t, strict=True)],
+                                                   -1.0, 1.0)))
+    return out
+
+
+def _cell(estimate: tuple[float, float, float], sign: bool = False) -> str:
+    mean, low, high = estimate
+    return f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]" if sign else (
+        f"{mean:.2f} [{low:.2f}, {high:.2f}]")
+
+
+def comparison_rows(comparisons: Sequence[Comparison]) -> list[tuple[str, str, str, str, str]]:
+    """The demo's table: (measure, base, tuned, tuned − base, significant?), each figure
+    a mean with its 95% interval."""
+    return [(c.measure, _cell(c.base), _cell(c.tuned), _cell(c.difference, sign=True),
+             "yes" if c.significant else "no") for c in comparisons]
+
+
+def verdict(comparisons: Sequence[Comparison]) -> list[str]:
+    """One line per outcome: where the tuned model is significantly better, where it is
+    not better (no significant difference, or worse)."""
+    better = [c.measure for c in comparisons if c.significant and c.difference[0] > 0]
+    worse = [c.measure for c in comparisons if c.significant and c.difference[0] < 0]
+    same = [c.measure for c in comparisons if not c.significant]
+    n = comparisons[0].n if comparisons else 0
+    lines = []
+    if better:
+        lines.append(f"tuned beats base ({n} paired first turns, 95%): {', '.join(better)}")
+    if same:
+        lines.append(f"tuned does not beat base (no significant difference): {', '.join(same)}")
+    if worse:
+        lines.append(f"tuned is worse than base: {', '.join(worse)}")
+    return lines
+
+
+def _measures(result: ScoreResult) -> dict[str, dict[str, float]]:
+    [score] = [t for t in result.tasks if t.task.endswith("@envfactory")]
     if result.log_dir is None or score.log is None:
-        return "-"
-    calling, samples, calls = tool_call_figures(Path(result.log_dir) / score.log)
-    return f"{calling}/{samples} samples, {calls} calls"
+        raise RuntimeError(f"{result.checkpoint}: no held-out log to measure "
+                           f"({result.message or score.status})")
+    return first_turn_measures(Path(result.log_dir) / score.log)
 
 
-def comparison_rows(before: ScoreResult, after: ScoreResult) -> list[tuple[str, str, str, str]]:
-    """The demo's side-by-side table, a row per (task, metric) plus how often each model
-    made tool calls: (task, metric, base, tuned)."""
-    rows = []
-    for b, a in zip(before.tasks, after.tasks, strict=True):
-        name = b.task.rsplit("@", 1)[-1]
-        for metric in sorted(set(b.headline) | set(a.headline)):
-            rows.append((name, metric, f"{b.headline.get(metric, float('nan')):.3f}",
-                         f"{a.headline.get(metric, float('nan')):.3f}"))
-        rows.append((name, "made tool calls", _calls_cell(before, b.task),
-                     _calls_cell(after, a.task)))
-    return rows
-
-
-def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
+def run_demo(cache: Path | None = None, *, limit: int = 24, max_tokens: int = 64,
              say: Say = to_stderr, on_progress: OnProgress | None = None,
              on_result: Callable[[ScoreResult], None] | None = None,
-             ) -> tuple[ScoreResult, ScoreResult]:
-    """Train (or reuse) the tuned SmolLM2, score base and tuned; see above. `say` hears
-    each step, `on_progress(stage, done, total)` the SFT steps and each scored task's
-    samples as they finish, `on_result` each scoring; `comparison_rows` of the two results
-    is the table `envfactory demo` prints."""
+             ) -> tuple[ScoreResult, ScoreResult, list[Comparison]]:
+    """Train (or reuse) the tuned SmolLM2, score base and tuned on `limit` held-out first
+    turns, compare them; see above. `say` hears each step, `on_progress(stage, done,
+    total)` the SFT steps and each scored task's samples as they finish, `on_result` each
+    scoring; `comparison_rows` and `verdict` of the comparisons are what `envfactory demo`
+    prints."""
     cache = (cache or DEMO.path()).expanduser().resolve()
     base = prepare_smollm2(say=say)
     config = demo_config(cache)
@@ -117,4 +211,4 @@ def run_demo(cache: Path | None = None, *, limit: int = 5, max_tokens: int = 64,
                                        say=say, on_progress=on_progress,
                                        on_result=on_result))
     before, after = scores
-    return before, after
+    return before, after, compare(_measures(before), _measures(after))
