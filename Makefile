@@ -107,7 +107,9 @@ lock-train:
 GPU_VENV := .venv-gpu
 GPU_PYTHON := $(GPU_VENV)/bin/python
 GPU_LOCK := training/requirements-gpu.lock
-GPU_PY_VERSION := 3.11
+# the lock's Python (`make lock-gpu GPU_PY_VERSION=3.12 install-gpu GPU_PY_VERSION=3.12`
+# for a machine that has only 3.12); install-gpu refuses a lock compiled for another one
+GPU_PY_VERSION ?= 3.11
 GPU_FORCE ?=
 GPU_SMOKE_OUT ?= runs/gpu-smoke
 install-gpu: $(GPU_VENV)/.installed
@@ -116,6 +118,9 @@ $(GPU_VENV)/.installed: $(GPU_LOCK) pyproject.toml
 	    echo "install-gpu: no NVIDIA GPU here (nvidia-smi -L failed), and .venv-gpu holds" \
 	        "CUDA wheels (several GB); run it on the GPU machine, or GPU_FORCE=1 to build" \
 	        "it anyway"; exit 1; fi
+	@grep -q -- '--python-version $(GPU_PY_VERSION) ' $(GPU_LOCK) || { echo "install-gpu:" \
+	    "$(GPU_LOCK) was not compiled for Python $(GPU_PY_VERSION) (its header names the" \
+	    "version); run \`make lock-gpu GPU_PY_VERSION=$(GPU_PY_VERSION)\` first"; exit 1; }
 	@start=$$(date +%s) && set -ex && \
 	    { test -x $(GPU_PYTHON) || python$(GPU_PY_VERSION) -m venv $(GPU_VENV); } && \
 	    $(GPU_PYTHON) -m pip install -q --upgrade pip && \
