@@ -250,11 +250,9 @@ def test_suites_name_existing_task_files_and_functions() -> None:
         "tasks/tau2/tau2.py@tau2_telecom"]
     assert [(t.task, t.args, t.max_samples) for t in SUITES["demo"]] == [
         ("tasks/envfactory/envfactory.py@envfactory",
-         {"split": "heldout", "max_turn_steps": 3}, 1),
-        ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {"category": "simple"},
-         None)]
+         {"split": "heldout", "turns": "first", "max_turn_steps": 1}, 40)]
     assert SUITES["quick"][0].args == {"split": "heldout"}
-    assert DEFAULT_LIMITS == {"quick": 5, "full": None, "demo": 5}
+    assert DEFAULT_LIMITS == {"quick": 5, "full": None, "demo": 24}
     for task in (*SUITES["full"], *SUITES["demo"]):
         file, name = task.task.split("@")
         source = (REPO_ROOT / file).read_text(encoding="utf-8")
@@ -575,9 +573,9 @@ def test_a_suite_task_caps_the_run_limit() -> None:
     capped = SuiteTask(task="tasks/x.py@x", max_samples=1)
     assert (capped.limit(None), capped.limit(5), SuiteTask(task="t.py@t").limit(5)) == (1, 1, 5)
     argv = eval_set_argv(SUITES["demo"][0], hf_target(Path("/m")), Path("/s"),
-                         limit=SUITES["demo"][0].limit(5), inspect=["inspect"])
-    assert options(argv, "--limit") == ["1"]
-    assert options(argv, "-T") == ["split=heldout", "max_turn_steps=3"]
+                         limit=SUITES["demo"][0].limit(50), inspect=["inspect"])
+    assert options(argv, "--limit") == ["40"]
+    assert options(argv, "-T") == ["split=heldout", "turns=first", "max_turn_steps=1"]
 
 
 @pytest.mark.slow
