@@ -24,8 +24,8 @@ from leaderboard.columns import ALL_COLUMNS
 from leaderboard.overall import OVERALL_KEY, paper_overall
 from leaderboard.records import AblationRow, Cell, RowInfo
 
-__all__ = ["BASELINES_FILE", "BaselineFile", "BaselineRow", "load_baselines", "reported_key",
-           "reported_rows"]
+__all__ = ["BASELINES_FILE", "BaselineFile", "BaselineRow", "PaperProtocol", "load_baselines",
+           "reported_key", "reported_rows"]
 
 BASELINES_FILE = Path(__file__).with_name("baselines.json")
 _KNOWN = {c.key for c in ALL_COLUMNS}
@@ -42,10 +42,24 @@ class BaselineRow(BaseModel):
     notes: dict[str, str] = Field(default_factory=dict)
 
 
+class PaperProtocol(BaseModel):
+    """The paper's evaluation settings, as far as it states them (None: not stated); a
+    reproduction gap's cells are checked against these (`leaderboard.gap`)."""
+
+    user: str | None = None
+    """The user-simulator model (τ²-bench, VitaBench)."""
+    judge: str | None = None
+    """The judge model (VitaBench rubrics, MCP-Atlas claims)."""
+    subset: str | None = None
+    """A subset the paper scored instead of every sample; None: none named."""
+    note: str = ""
+
+
 class BaselineFile(BaseModel):
     paper: str
     note: str = ""
     columns: dict[str, str] = Field(default_factory=dict)
+    protocol: PaperProtocol = Field(default_factory=PaperProtocol)
     rows: list[BaselineRow]
     ablations: list[AblationRow] = Field(default_factory=list)
     """The paper's ablations, one number each (percentages as printed)."""

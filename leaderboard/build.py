@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from leaderboard.baselines import BASELINES_FILE, load_baselines
+from leaderboard.checkpoints import CHECKPOINTS_FILE, load_checkpoints
 from leaderboard.outputs import write_outputs
 from leaderboard.plots import write_plots
 from leaderboard.read import find_logs, read_logs
@@ -56,16 +57,20 @@ class _Counter:
 
 
 def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINES_FILE,
-          with_taxonomy: bool = True, max_failures_per_log: int | None = None,
-          with_plots: bool = True, workers: int | None = None,
+          checkpoints: Path | None = None, with_taxonomy: bool = True,
+          max_failures_per_log: int | None = None, with_plots: bool = True,
+          workers: int | None = None,
           on_progress: Callable[[str, int, int | None], None] | None = None) -> BuildResult:
     """Read every log under `paths`, build the leaderboard and write every output to
-    `out`. `baselines=None` leaves the reported rows out; `workers` processes classify
-    failed samples (default: the CPUs, at most 4). `on_progress(stage, done, total)` is
-    called as logs are read ("reading logs") and classified ("failure taxonomy"); the
-    command line draws it. Raises `BuildError`, writing nothing, when none of the logs
-    can be used (`harness.logs.find_logs` refuses a folder without logs); logs that
-    cannot be used beside ones that can are left out and listed (`Leaderboard.skipped`)."""
+    `out`. `baselines=None` leaves the reported rows out; `checkpoints` maps them to
+    their released checkpoints for the reproduction gap (default: the shipped
+    `leaderboard/checkpoints.json` with the shipped baselines, none with others);
+    `workers` processes classify failed samples (default: the CPUs, at most 4).
+    `on_progress(stage, done, total)` is called as logs are read ("reading logs") and
+    classified ("failure taxonomy"); the command line draws it. Raises `BuildError`,
+    writing nothing, when none of the logs can be used (`harness.logs.find_logs` refuses
+    a folder without logs); logs that cannot be used beside ones that can are left out
+    and listed (`Leaderboard.skipped`)."""
     workers = workers or min(4, os.cpu_count() or 1)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -83,7 +88,11 @@ def build(paths: Sequence[Path], out: Path, *, baselines: Path | None = BASELINE
         raise BuildError(f"none of the {len(files)} log file(s) could be used, nothing "
                          "written: " + "; ".join(f"{s.path} ({s.reason})" for s in skipped))
     t = time.perf_counter()
-    board = build_table(records, load_baselines(baselines) if baselines else None)
+    if checkpoints is None and baselines == BASELINES_FILE:
+        checkpoints = CHECKPOINTS_FILE
+    board = build_table(records, load_baselines(baselines) if baselines else None,
+                        load_checkpoints(checkpoints, baselines)
+                        if baselines and checkpoints else None)
     board.skipped = skipped
     seconds["table"] = time.perf_counter() - t
     if with_taxonomy:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from envs.bfcl.categories import LIVE_CATEGORIES, MULTI_TURN_CATEGORIES
 
-__all__ = ["BENCHMARKS", "BFCL_ST_OFFICIAL", "VITABENCH_PAPER_SETS", "Column", "benchmark_of",
-           "columns_for", "order_key"]
+__all__ = ["BENCHMARKS", "BFCL_ST_OFFICIAL", "ROLES", "VITABENCH_PAPER_SETS", "Column",
+           "benchmark_of", "columns_for", "order_key"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ BENCHMARKS = {
     "mcp_atlas": "MCP-Atlas",
     "overall": "Overall",
 }
+
+#: benchmark -> the model roles its scoring depends on besides the model under test: the
+#: simulated user (without one bound, τ² and VitaBench let the checkpoint play its own user)
+#: and the judge (VitaBench's rubrics, MCP-Atlas's claims)
+ROLES: dict[str, tuple[str, ...]] = {"tau2": ("user",), "vitabench": ("user", "judge"),
+                                     "mcp_atlas": ("judge",)}
 
 #: BFCL's official single-turn aggregate (`eval_runner_helper.generate_leaderboard_csv`, as
 #: `tasks._bfcl.singleturn.scoring.leaderboard_summary` computes it): non-live overall =

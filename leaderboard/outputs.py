@@ -3,7 +3,9 @@
 Percentages everywhere a person reads them; fractions in CSV/JSON, as the logs hold them.
 A cell not comparable with its column carries a `†` and a numbered note saying which
 settings differ; reported (published) numbers are marked `(rep.)` and never get an
-interval they do not have.
+interval they do not have. The Markdown's reproduction-gap table (`leaderboard.gap`) gives
+percentage points, measured − reported, with the measured interval moved by the reported
+value; the JSON holds the same rows (`Leaderboard.gaps`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 from pathlib import Path
 
 from envs.jsonl import write_atomic
-from leaderboard.records import Cell, Leaderboard
+from leaderboard.records import Cell, ColumnInfo, GapCell, Leaderboard
 
-__all__ = ["ablations_markdown", "cell_text", "column_title", "other_runs_text", "to_csv",
-           "to_json", "to_markdown", "write_outputs"]
+__all__ = ["ablations_markdown", "cell_text", "column_title", "gap_columns", "gap_markdown",
+           "gap_marks", "gap_text", "other_runs_text", "to_csv", "to_json", "to_markdown",
+           "write_outputs"]
 
 
 def _pct(value: float) -> str:
@@ -41,6 +44,70 @@ def cell_text(cell: Cell) -> str:
     if cell.delta is not None:
         text += f" ({'+' if cell.delta >= 0 else ''}{100 * cell.delta:.2f})"
     return text
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.2f}".replace("-", "−")
+
+
+def gap_text(cell: GapCell) -> str:
+    """`+1.25 [−3.10, +5.60] (49.75 n=8 vs 48.50 rep.)`: percentage points, the interval
+    from the measured cell's, then the two values compared."""
+    text = _points(cell.gap)
+    if cell.gap_low is not None and cell.gap_high is not None:
+        text += f" [{_points(cell.gap_low)}, {_points(cell.gap_high)}]"
+    runs = f"n={cell.n}" + (f"×{cell.epochs}" if cell.epochs > 1 else "")
+    return text + f" ({100 * cell.measured:.2f} {runs} vs {100 * cell.reported:.2f} rep.)"
+
+
+def gap_marks(cell: GapCell) -> tuple[str, list[str]]:
+    """The cell's mark (`†`: settings known to differ from the paper's; `?`: settings the
+    paper does not state) and the notes behind it."""
+    notes = [*cell.differs, *([cell.note] if cell.note else [])]
+    mark = "†" if notes else ("?" if cell.unconfirmed else "")
+    return mark, notes + [f"unconfirmed: {u}" for u in cell.unconfirmed]
+
+
+def gap_columns(board: Leaderboard) -> list[ColumnInfo]:
+    """The columns any gap row has, in the table's order."""
+    keys = {k for g in board.gaps for k in g.cells}
+    return [c for c in board.columns if c.key in keys]
+
+
+def gap_markdown(board: Leaderboard) -> list[str]:
+    """The reproduction-gap table: one line per released checkpoint scored here."""
+    columns = gap_columns(board)
+    lines = ["Percentage points, measured − reported [the measured 95% interval minus the "
+             "reported value] (measured n=samples vs reported). † = settings known to differ "
+             "from the paper's; ? = settings the paper does not state (see notes).", "",
+             "| checkpoint (measured − reported) | Hub id @ revision scored | "
+             + " | ".join(c.title for c in columns) + " |",
+             "|---|---|" + "---|" * len(columns)]
+    notes: list[str] = []
+    for gap in board.gaps:
+        cells = []
+        for c in columns:
+            cell = gap.cells.get(c.key)
+            if cell is None:
+                cells.append("")
+                continue
+            mark, cell_notes = gap_marks(cell)
+            numbers = []
+            for note in cell_notes:
+                if note not in notes:
+                    notes.append(note)
+                numbers.append(notes.index(note) + 1)
+            numbers.sort()
+            cells.append(gap_text(cell) + (f" {mark}" if mark else "")
+                         + (f" [{','.join(map(str, numbers))}]" if numbers else ""))
+        where = (f"{gap.hub_id} @ {', '.join(r[:12] for r in gap.revisions) or 'unrecorded'}"
+                 f" (`score reproduce {gap.checkpoint_row}`)")
+        lines.append(f"| {gap.label} | {where} | " + " | ".join(cells) + " |")
+    if notes:
+        lines += ["", "Gap notes:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)]
+    if board.protocol_note:
+        lines += ["", board.protocol_note]
+    return lines
 
 
 def other_runs_text(cell: Cell) -> str:
@@ -89,6 +156,9 @@ def to_markdown(board: Leaderboard) -> str:
         lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
     if notes:
         lines += ["", "Notes:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)]
+    if board.gaps:
+        lines += ["", "## Reproduction gap (released checkpoints, measured − reported)", "",
+                  *gap_markdown(board)]
     if board.ablations:
         lines += ["", "## Ablations (reported)", "", *ablations_markdown(board)]
     refs = [c for c in columns if (c.reference and c.headline) or c.aggregate]

@@ -97,6 +97,8 @@ def model_identity(model: str, model_args: dict[str, Any], prov: dict[str, Any])
 
     * a checkpoint of a training run (`envfactory score`, method sft/grpo):
       `<run id>/<checkpoint folder>`;
+    * a model downloaded by its Hub id (`envfactory score run HUB_ID`, `hub_id`
+      provenance): that id, wherever the snapshot was served from;
     * an untrained model scored by `envfactory score` (method "base"): its base model id
       (`model_name`: a Hub id as given, a local folder by its name);
     * weights loaded by `hf/` or `vllm/` (`inspect eval --model hf/local -M
@@ -110,6 +112,8 @@ def model_identity(model: str, model_args: dict[str, Any], prov: dict[str, Any])
     if prov.get("run_id") and prov.get("method") != "base":
         checkpoint = Path(str(prov.get("checkpoint") or "")).name or f"step-{prov.get('step')}"
         return f"{prov['run_id']}/{checkpoint}"
+    if prov.get("hub_id"):
+        return str(prov["hub_id"])
     if prov.get("method") == "base" and prov.get("base_model"):
         return model_name(str(prov["base_model"]))
     path = next((str(model_args[k]) for k in ("model_path", "path") if model_args.get(k)),

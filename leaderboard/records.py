@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["AblationRow", "Cell", "ColumnInfo", "CurvePoint", "FailureExample", "Leaderboard",
-           "LogRecord", "OtherRun", "RowInfo", "SampleRecord", "SkippedLog", "TaxonomyCount"]
+__all__ = ["AblationRow", "Cell", "ColumnInfo", "CurvePoint", "FailureExample", "GapCell",
+           "GapRow", "Leaderboard", "LogRecord", "OtherRun", "RowInfo", "SampleRecord",
+           "SkippedLog", "TaxonomyCount"]
 
 
 class SampleRecord(BaseModel):
@@ -129,6 +130,9 @@ class RowInfo(BaseModel):
     source: str | None = None
     base_row: str | None = None
     """The row deltas are taken against."""
+    hub_id: str | None = None
+    """The Hub model id the row's weights were downloaded by (`envfactory score run
+    HUB_ID`), where its logs say."""
     cells: dict[str, Cell] = Field(default_factory=dict)
 
 
@@ -172,6 +176,48 @@ class AblationRow(BaseModel):
     note: str = ""
 
 
+class GapCell(BaseModel):
+    """One column of a reproduction gap: measured − reported (fractions), the interval
+    the measured cell's 95% interval gives it, and how the run's settings stand against
+    the paper's."""
+
+    measured: float
+    reported: float
+    gap: float
+    gap_low: float | None = None
+    gap_high: float | None = None
+    """measured interval − reported; None where the measured cell has no interval."""
+    n: int
+    epochs: int = 1
+    reported_in_interval: bool | None = None
+    """The reported value lies in the measured 95% interval (None: no interval)."""
+    differs: list[str] = Field(default_factory=list)
+    """Settings known to differ from the paper's (a subset, a missing user/judge role)."""
+    unconfirmed: list[str] = Field(default_factory=list)
+    """Settings the paper does not state, so the run's cannot be checked against them."""
+    note: str | None = None
+    """The measured cell's own note (partial, not comparable with its column)."""
+    logs: list[str] = Field(default_factory=list)
+
+
+class GapRow(BaseModel):
+    """A measured row scored from a released checkpoint, paired with the reported row
+    that checkpoint produced (`leaderboard.checkpoints`)."""
+
+    key: str
+    label: str
+    measured_row: str
+    reported_row: str
+    checkpoint_row: str
+    """The row id `envfactory score reproduce` takes (`leaderboard/checkpoints.json`)."""
+    hub_id: str
+    revisions: list[str] = Field(default_factory=list)
+    """The commits the measured cells' logs downloaded (more than one: cells differ)."""
+    source: str | None = None
+    """The page naming the checkpoint."""
+    cells: dict[str, GapCell] = Field(default_factory=dict)
+
+
 class SkippedLog(BaseModel):
     path: str
     reason: str
@@ -194,3 +240,7 @@ class Leaderboard(BaseModel):
     ablations: list[AblationRow] = Field(default_factory=list)
     """The paper's ablations (from the baselines file), shown under the main table."""
     ablations_note: str = ""
+    gaps: list[GapRow] = Field(default_factory=list)
+    """Reproduction gaps: each released checkpoint scored here against its reported row."""
+    protocol_note: str = ""
+    """What the paper says of its evaluation settings (what a gap cell is checked against)."""

@@ -10,9 +10,12 @@ part columns (τ² domains, BFCL categories...) are shown, and whether the repor
 it (again: the other direction). Each measured cell links to its log file and shows the
 `inspect view` command for it on hover; every † and every cell with other runs of its
 task gets a numbered note in the list under the table, for the rows and columns shown.
-The paper's ablations follow the notes, as a table of their own (each number with its
-source), then which aggregate each column is and what its cells are compared against. The
-failure taxonomy lists example samples (log + sample id).
+Under the notes, the reproduction gap of each released checkpoint scored here (a static
+table, `leaderboard.gap`: measured − reported per column, the interval beneath, † / ? where
+the settings differ from the paper's or it does not state them, numbered notes); then the
+paper's ablations, as a table of their own (each number with its source), then which
+aggregate each column is and what its cells are compared against. The failure taxonomy
+lists example samples (log + sample id).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from envs.jsonl import write_atomic
 from leaderboard.columns import BENCHMARKS
-from leaderboard.outputs import column_title, other_runs_text
+from leaderboard.outputs import column_title, gap_columns, gap_marks, other_runs_text
 from leaderboard.plots import Plot
 from leaderboard.records import Leaderboard
 
@@ -61,6 +64,9 @@ code{background:#f4f4f4;padding:1px 3px}
 #taxonomy td,#ablations td{white-space:normal}
 #ablations{margin:.3rem 0}#ablations-note{font-size:12px;max-width:110em}
 #settings li{font-size:12px}
+#gaps td.incomparable{background:#fde9d9}#gaps td.unconfirmed{background:#fdf6d9}
+#gaps td .main{font-weight:600}
+#gap-notes,#protocol-note{font-size:12px;max-width:110em}
 """
 
 _JS = r"""
@@ -241,6 +247,66 @@ def _settings_html(board: Leaderboard) -> str:
     return "<ul id='settings'>" + "".join(items) + "</ul>" if items else ""
 
 
+def _pp(value: float) -> str:
+    return f"{100 * value:+.2f}".replace("-", "−")
+
+
+def _gaps_html(board: Leaderboard, rel: dict[str, str]) -> str:
+    """The reproduction-gap table (measured − reported per column, with the interval the
+    measured cell's gives it), its numbered notes and what the paper says of its settings."""
+    if not board.gaps:
+        return ""
+    columns = gap_columns(board)
+    notes: list[str] = []
+    body = []
+    for gap in board.gaps:
+        tds = []
+        for c in columns:
+            cell = gap.cells.get(c.key)
+            if cell is None:
+                tds.append("<td></td>")
+                continue
+            mark, cell_notes = gap_marks(cell)
+            numbers = []
+            for note in cell_notes:
+                if note not in notes:
+                    notes.append(note)
+                numbers.append(notes.index(note) + 1)
+            numbers.sort()
+            css = {"†": "incomparable", "?": "unconfirmed"}.get(mark, "")
+            value = html.escape(_pp(cell.gap))
+            if cell.logs:
+                value = (f"<a href='{html.escape(rel.get(cell.logs[0], cell.logs[0]))}'>"
+                         f"{value}</a>")
+            interval = (f"<span class='ci'>[{_pp(cell.gap_low)}, {_pp(cell.gap_high)}]</span>"
+                        if cell.gap_low is not None and cell.gap_high is not None else "")
+            runs = f"n={cell.n}" + (f"×{cell.epochs}" if cell.epochs > 1 else "")
+            sup = f"<sup>[{','.join(map(str, numbers))}]</sup>" if numbers else ""
+            tds.append(f"<td class='{css}'><span class='main'>{value}</span>"
+                       f"{' ' + mark if mark else ''}{sup}{interval}<span class='ci'>"
+                       f"{100 * cell.measured:.2f} {runs} vs {100 * cell.reported:.2f} rep."
+                       f"</span></td>")
+        revisions = ", ".join(r[:12] for r in gap.revisions) or "unrecorded"
+        title = html.escape(gap.source or "")
+        body.append(f"<tr><td class='label' title='{title}'>{html.escape(gap.label)}"
+                    f"<span class='ci'>{html.escape(gap.hub_id)} @ {html.escape(revisions)}"
+                    f" · reproduce: <code>{html.escape(gap.checkpoint_row)}</code></span></td>"
+                    + "".join(tds) + "</tr>")
+    heads = "".join(f"<th class='col{' headline' if c.headline else ''}'>"
+                    f"{html.escape(c.title)}</th>" for c in columns)
+    note_items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    protocol = (f"<p id='protocol-note'>{html.escape(board.protocol_note)}</p>"
+                if board.protocol_note else "")
+    return ("<h2>Reproduction gap</h2><p>Each released checkpoint scored here against the "
+            "number its paper reports for it: measured − reported in percentage points, "
+            "the measured cell's 95% interval minus the reported value beneath, then the "
+            "two values. †: settings known to differ from the paper's; ?: settings the "
+            "paper does not state; [n]: the notes below.</p><div class='scroll'>"
+            "<table id='gaps'><thead><tr><th class='label'>checkpoint (measured − reported)"
+            f"</th>{heads}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+            f"<ol id='gap-notes'>{note_items}</ol>{protocol}")
+
+
 def _ablations_html(board: Leaderboard) -> str:
     """The paper's ablations, one number per row with its source."""
     if not board.ablations:
@@ -276,6 +342,7 @@ def write_site(board: Leaderboard, out: Path, plots: list[Plot]) -> Path:
     """`out/index.html` (replaced whole), linking the plots already under `out/plots/`."""
     logs = {p for r in board.rows for c in r.cells.values() for p in c.logs}
     logs |= {e.log for t in board.taxonomy for e in t.examples}
+    logs |= {p for g in board.gaps for c in g.cells.values() for p in c.logs}
     rel = {p: os.path.relpath(Path(p).resolve(), out.resolve()) for p in logs}
     bars = [p for p in plots if p.kind == "bars"]
     curves = [p for p in plots if p.kind == "curve"]
@@ -298,6 +365,7 @@ rest of its column; [n]: see the numbered notes under the table. Click a header 
 <div class="scroll"><table id="table"></table></div>
 <h3 id="notes-title">Notes</h3>
 <ol id="notes"></ol>
+{_gaps_html(board, rel)}
 {_ablations_html(board)}
 <h3>What each column compares</h3>
 {_settings_html(board)}

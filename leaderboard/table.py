@@ -18,6 +18,9 @@ Rules that keep the numbers honest:
 * Deltas are taken only between cells of identical settings.
 * The Overall column is the paper's (`leaderboard.overall`), from the row's own cells;
   a row lacking a part, or with a part not comparable, gets a marked cell.
+* A measured row scored from a released checkpoint is paired with the reported row it
+  produced (`leaderboard.gap`); the gap is taken per column, never across rows' settings
+  unmarked.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from typing import Any, Literal
 
 from leaderboard import columns as cols
 from leaderboard.baselines import BaselineFile, reported_rows
+from leaderboard.checkpoints import CheckpointFile
+from leaderboard.gap import reproduction_gaps
 from leaderboard.overall import OVERALL_KEY, OVERALL_PARTS, paper_overall
 from leaderboard.read import model_name
 from leaderboard.records import (
@@ -241,7 +246,8 @@ def _row_info(rec: LogRecord) -> RowInfo:
                    step=int(step) if isinstance(step, int | str) and str(step).isdigit()
                    else None,
                    base_model=model_name(str(prov["base_model"])) if prov.get("base_model")
-                   else None)
+                   else None,
+                   hub_id=str(prov["hub_id"]) if prov.get("hub_id") else None)
 
 
 def _base_row(row: RowInfo, rows: dict[str, RowInfo]) -> str | None:
@@ -255,9 +261,10 @@ def _base_row(row: RowInfo, rows: dict[str, RowInfo]) -> str | None:
     return candidates[0].key if candidates else None
 
 
-def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
-                ) -> Leaderboard:
-    """The leaderboard of `records` (and the reported baselines, when given)."""
+def build_table(records: list[LogRecord], baselines: BaselineFile | None = None,
+                checkpoints: CheckpointFile | None = None) -> Leaderboard:
+    """The leaderboard of `records` (and the reported baselines, when given; with the
+    released checkpoints too, the reproduction gap of each one measured here)."""
     picked = pick_logs(records)
     rows: dict[str, RowInfo] = {}
     settings: dict[tuple[str, str], dict[str, str]] = {}
@@ -313,11 +320,16 @@ def build_table(records: list[LogRecord], baselines: BaselineFile | None = None
                                   metric=c.metric, headline=c.headline, reference=reference,
                                   reference_from=source, aggregate=c.aggregate))
     measured = sorted(rows.values(), key=lambda r: (r.run_id or "", r.step or -1, r.key))
+    gaps = (reproduction_gaps(measured + reported, picked.kept, checkpoints,
+                              baselines.protocol)
+            if baselines is not None and checkpoints is not None else [])
     return Leaderboard(columns=columns, rows=measured + reported,
                        curves=_curves(measured), superseded=picked.superseded,
                        baselines_source=baselines.paper if baselines else None,
                        ablations=baselines.ablations if baselines else [],
-                       ablations_note=baselines.ablations_note if baselines else "")
+                       ablations_note=baselines.ablations_note if baselines else "",
+                       gaps=gaps, protocol_note=baselines.protocol.note if gaps and baselines
+                       else "")
 
 
 def _curves(rows: list[RowInfo]) -> dict[str, dict[str, list[CurvePoint]]]:

@@ -86,6 +86,8 @@ def build_cmd(
                   f"{len(board.superseded)} superseded) -> {measured} measured rows, "
                   f"{len(board.rows) - measured} reported, {len(board.columns)} columns "
                   f"in {result.seconds['total']:.2f} s")
+    for gap in board.gaps:
+        console.print(f"  reproduction gap: {gap.label} ({len(gap.cells)} columns)")
     for kind, path in result.files.items():
         console.print(f"  {kind}: {path}")
     for skipped in board.skipped:

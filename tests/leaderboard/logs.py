@@ -19,7 +19,7 @@ from inspect_ai.log import (
     EvalSpec,
     write_eval_log,
 )
-from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelConfig
 from inspect_ai.scorer import Score
 
 
@@ -31,8 +31,11 @@ def write_log(path: Path, *, task: str, model: str,
               model_args: dict[str, Any] | None = None,
               score_meta: dict[str | int, dict[str, Any]] | None = None,
               limits: dict[str | int, str] | None = None,
-              sample_id: str | list[str] | None = None) -> Path:
-    """A finished log of `task` by `model`: `scores` are (sample id, epoch, score value)."""
+              sample_id: str | list[str] | None = None,
+              model_roles: dict[str, str] | None = None,
+              task_args: dict[str, Any] | None = None) -> Path:
+    """A finished log of `task` by `model`: `scores` are (sample id, epoch, score value);
+    `model_roles`: role -> model name (`--model-role`); `task_args`: `-T` options."""
     samples = [EvalSample(id=sid, epoch=epoch, input="q", target="",
                           messages=[ChatMessageUser(content="q"),
                                     ChatMessageAssistant(content="a")],
@@ -47,7 +50,10 @@ def write_log(path: Path, *, task: str, model: str,
         eval=EvalSpec(created=created, task=task, model=model, model_args=model_args or {},
                       dataset=EvalDataset(name=task, samples=len(scores)),
                       config=EvalConfig(limit=limit, epochs=epochs, sample_id=sample_id),
-                      metadata=metadata),
+                      metadata=metadata, task_args=task_args or {},
+                      task_args_passed=task_args or {},
+                      model_roles={role: ModelConfig(model=name)
+                                   for role, name in (model_roles or {}).items()} or None),
         results=EvalResults(
             total_samples=len(scores), completed_samples=len(scores),
             scores=[EvalScore(name=scorer, scorer=scorer, metrics={
@@ -126,4 +132,62 @@ def showcase(root: Path) -> Path:
                                         "r_state": 1.0 if i < good else 0.0,
                                         "p_length": 0.0, "p_format": 0.0})
                           for i in range(4)])
+    return root
+
+
+#: the resolved commit the released-checkpoint logs below record (any 40-hex value)
+GAP_REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+def released_checkpoint_logs(root: Path) -> Path:
+    """Logs of two released checkpoints (`leaderboard/checkpoints.json`), under `root`:
+
+    * `LARK-Lab/EnvFactory-4B` as `envfactory score run LARK-Lab/EnvFactory-4B` writes it
+      (contract of issue 27: `envfactory_hub_id`/`_hub_revision`, method base, served with
+      `hf/local -M model_path=<Hub cache snapshot>`):
+      - BFCL multi-turn in full: base 4/4 correct, miss_func 0/4 → 0.5, and every
+        resample of a category is constant, so its interval is [0.5, 0.5];
+      - τ² airline/retail/telecom with `--limit 2` and user `openai/gpt-4.1`: rewards
+        (1, 0), (1, 1), (0, 0) → pass^1 0.5, 1.0, 0.0, average 0.5; the average's
+        resamples are (a + 1 + 0) / 3 with a ∈ {0, 0.5, 1} at 1/4, 1/2, 1/4, so its
+        interval is [1/3, 2/3];
+      - VitaBench delivery alone, judge bound but no user: rewards 1, 0, 0, 0 → 0.25
+        (the average is partial: in-store and OTA missing);
+      - MCP-Atlas in full with judge `openai/gpt-4.1-mini`: coverage 1.0, 0.8, 0.5, 0.0
+        → pass@0.75 0.5, mean coverage 0.575;
+    * `Qwen/Qwen3-4B` run as `inspect eval --model hf/Qwen/Qwen3-4B` (no provenance): BFCL
+      multi-turn in full, base 4/4, miss_func 0/4 → 0.5;
+    * `m/other`, no released checkpoint: BFCL multi-turn (no gap row).
+    """
+    prov = {"envfactory_hub_id": "LARK-Lab/EnvFactory-4B",
+            "envfactory_hub_revision": GAP_REVISION, "envfactory_hub_requested": "main",
+            "envfactory_method": "base", "envfactory_base_model": "LARK-Lab/EnvFactory-4B",
+            "envfactory_run_id": "hub",
+            "envfactory_checkpoint": f"/hf-cache/models--LARK-Lab--EnvFactory-4B/snapshots/"
+                                     f"{GAP_REVISION}"}
+    served: dict[str, Any] = {"model": "hf/local",
+                              "model_args": {"model_path": prov["envfactory_checkpoint"]}}
+    bfcl = [(f"multi_turn_base_{i}", 1, "C") for i in range(4)] + [
+        (f"multi_turn_miss_func_{i}", 1, "I") for i in range(4)]
+    write_log(root / "ef4b-bfcl.eval", task="bfcl_multiturn", scores=bfcl,
+              metadata={**BFCL_META, **prov}, **served)
+    for domain, rewards in (("airline", (1.0, 0.0)), ("retail", (1.0, 1.0)),
+                            ("telecom", (0.0, 0.0))):
+        write_log(root / f"ef4b-tau2-{domain}.eval", task=f"tau2_{domain}", limit=2,
+                  scores=[(i, 1, r) for i, r in enumerate(rewards)], scorer="tau2_scorer",
+                  metadata={"benchmark": "tau2", "domain": domain, **prov},
+                  model_roles={"user": "openai/gpt-4.1"}, **served)
+    write_log(root / "ef4b-vita-delivery.eval", task="vitabench_delivery",
+              scores=[(f"delivery-{i}", 1, r) for i, r in enumerate((1.0, 0.0, 0.0, 0.0))],
+              scorer="vitabench_scorer",
+              metadata={"benchmark": "vitabench", "task_set": "delivery", **prov},
+              model_roles={"judge": "openai/gpt-4.1-mini"}, **served)
+    write_log(root / "ef4b-mcp.eval", task="mcp_atlas", scorer="mcp_atlas_scorer",
+              scores=[(f"t{i}", 1, c) for i, c in enumerate((1.0, 0.8, 0.5, 0.0))],
+              metadata={"benchmark": "mcp_atlas", **prov},
+              model_roles={"judge": "openai/gpt-4.1-mini"}, **served)
+    write_log(root / "qwen4b-bfcl.eval", task="bfcl_multiturn", model="hf/Qwen/Qwen3-4B",
+              scores=bfcl, metadata=BFCL_META)
+    write_log(root / "other-bfcl.eval", task="bfcl_multiturn", model="m/other",
+              scores=_bfcl(3), metadata=BFCL_META)
     return root
