@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard.baselines import PaperProtocol
 from leaderboard.build import build
+from leaderboard.gap import settings_against_paper
 from leaderboard.read import model_identity
-from leaderboard.records import GapRow, Leaderboard
+from leaderboard.records import GapRow, Leaderboard, LogRecord
 from tests.leaderboard.logs import GAP_REVISION, released_checkpoint_logs
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -150,3 +152,32 @@ def test_the_gap_table_renders_in_a_browser(built: tuple[Leaderboard, Path]) -> 
         assert ef.locator("td.incomparable").count() == 3  # τ², VitaBench, Overall
         assert ef.locator("td.unconfirmed").count() == 2  # MCP-Atlas pass and coverage
         browser.close()
+
+
+def _record(benchmark: str, **settings: str) -> LogRecord:
+    limit = settings.get("limit")
+    return LogRecord(path=f"{benchmark}.eval", task=benchmark, benchmark=benchmark, model="m",
+                     row="m", created="2026-06-01", status="success",
+                     limit=None if limit in (None, "all") else limit,
+                     comparability={"limit": "all", **settings})
+
+
+@pytest.mark.parametrize(("protocol", "record", "differs", "unconfirmed"), [
+    # the paper's user named and used: nothing to mark
+    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", **{"role.user": "openai/gpt-4.1"}),
+     [], []),
+    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", **{"role.user": "openai/gpt-4o"}),
+     ["tau2: user openai/gpt-4o (the paper: openai/gpt-4.1)"], []),
+    (PaperProtocol(), _record("mcp_atlas", **{"role.judge": "j", "task.servers": "a,b"}),
+     ["mcp_atlas: task option(s) servers=a,b (the paper: the benchmark as shipped)"],
+     ["mcp_atlas: judge j (the paper names none)"]),
+    (PaperProtocol(), _record("vitabench", sample_id='["d-1"]', limit="all"),
+     ['vitabench: subset --sample-id ["d-1"]', "vitabench: no user role bound (the "
+      "checkpoint played its own user)", "vitabench: no judge role bound"], []),
+    (PaperProtocol(subset="the public split"), _record("bfcl_multi_turn", limit="5"),
+     ["bfcl_multi_turn: subset --limit 5 (the paper: the public split)"], []),
+])
+def test_settings_against_a_stated_protocol(protocol: PaperProtocol, record: LogRecord,
+                                            differs: list[str], unconfirmed: list[str]
+                                            ) -> None:
+    assert settings_against_paper([record], protocol) == (differs, unconfirmed)
