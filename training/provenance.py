@@ -3,7 +3,9 @@
 Training launchers write one with `write_provenance(checkpoint_dir, prov)`; the scorer
 (`training/autoscore/`) reads it back with `read_provenance` and copies it into the
 metadata of every Inspect log it writes, so the leaderboard can group the checkpoints of
-one run. A directory without the file (a plain HF model directory, e.g. the base model)
+one run. A checkpoint scored by its Hub id gets a "base" record naming the id and the commit
+that was downloaded, so a log says which published weights produced it. A directory
+without the file (a plain HF model directory, e.g. the base model)
 reads as None; the scorer then records it as method "base".
 """
 
@@ -39,6 +41,12 @@ class CheckpointProvenance(BaseModel):
     config_sha256: str | None = None
     created: str = Field(default_factory=_now)
     """ISO 8601 time the checkpoint (or this record) was written."""
+    hub_id: str | None = None
+    """A checkpoint scored by its Hub model id (`envfactory score run OWNER/NAME[@REV]`)."""
+    hub_revision: str | None = None
+    """The commit of `hub_id` whose files were scored (40 hex digits)."""
+    hub_requested: str | None = None
+    """The revision asked for (a branch, tag or commit) that resolved to `hub_revision`."""
 
 
 def write_provenance(checkpoint_dir: Path | str, prov: CheckpointProvenance) -> Path:

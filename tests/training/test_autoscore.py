@@ -251,14 +251,29 @@ def test_suites_name_existing_task_files_and_functions() -> None:
     assert [(t.task, t.args, t.max_samples) for t in SUITES["demo"]] == [
         ("tasks/envfactory/envfactory.py@envfactory",
          {"split": "heldout", "turns": "first", "max_turn_steps": 1}, 40)]
+    # the paper's table: every benchmark, BFCL stratified by category, MCP-Atlas on what
+    # can run here; user and judge required
+    assert [(t.task, t.args, t.stratify) for t in SUITES["paper"]] == [
+        ("tasks/bfcl_multiturn/bfcl_multiturn.py@bfcl_multiturn", {"category": "all"},
+         "category"),
+        ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {"category": "all"},
+         "category"),
+        ("tasks/tau2/tau2.py@tau2_airline", {}, None),
+        ("tasks/tau2/tau2.py@tau2_retail", {}, None),
+        ("tasks/tau2/tau2.py@tau2_telecom", {}, None),
+        ("tasks/vitabench/vitabench.py@vitabench_delivery", {}, None),
+        ("tasks/vitabench/vitabench.py@vitabench_instore", {}, None),
+        ("tasks/vitabench/vitabench.py@vitabench_ota", {}, None),
+        ("tasks/mcp_atlas/mcp_atlas.py@mcp_atlas", {"subset": "available"}, None)]
+    assert autoscore.SUITE_ROLES == {"paper": ("user", "judge")}
     assert SUITES["quick"][0].args == {"split": "heldout"}
-    assert DEFAULT_LIMITS == {"quick": 5, "full": None, "demo": 24}
-    for task in (*SUITES["full"], *SUITES["demo"]):
+    assert DEFAULT_LIMITS == {"quick": 5, "full": None, "demo": 24, "paper": None}
+    for task in (*SUITES["full"], *SUITES["demo"], *SUITES["paper"]):
         file, name = task.task.split("@")
         source = (REPO_ROOT / file).read_text(encoding="utf-8")
         assert f"@task\ndef {name}(" in source, task.task
         for option in task.args:
-            assert f" {option}: " in source  # a parameter of the task function
+            assert f" {option}: " in source or f"({option}: " in source  # a parameter
 
 
 def test_hf_argv_field_by_field() -> None:
@@ -412,7 +427,7 @@ def test_score_run_bad_serve_and_suite(tmp_path: Path) -> None:
     ckpt = model_dir(tmp_path / "m")
     bad_serve = CliRunner().invoke(app, ["score", "run", str(ckpt), "--serve", "ollama"])
     assert bad_serve.exit_code == 1
-    assert "use hf, vllm or an http(s)" in " ".join(bad_serve.output.split())
+    assert "use hf, vllm, inspect or an http(s)" in " ".join(bad_serve.output.split())
     bad_suite = CliRunner().invoke(app, ["score", "run", str(ckpt), "--suite", "huge"])
     assert bad_suite.exit_code == 2
     assert "use one of quick, full" in " ".join(bad_suite.output.split())

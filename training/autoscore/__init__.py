@@ -16,9 +16,18 @@ The checkpoint's provenance (`training/provenance.py`) goes into every log's eva
 `envfactory_config_sha256`, `envfactory_data`, `envfactory_created`,
 `envfactory_checkpoint`), so the leaderboard can group the checkpoints of one run.
 
+A Hub model id (`OWNER/NAME[@REV]`) is downloaded at the commit its revision names into the
+Hub cache (`hub_models`) and scored as its snapshot folder, the id and commit in every log
+(`envfactory_hub_id`, `envfactory_hub_revision`, `envfactory_hub_requested`; results in
+`<log-dir>/hub/<Owner>--<Name>/<commit>/`). The `paper` suite requires the `user` and
+`judge` models (`SUITE_ROLES`), records them (`envfactory_suite`, `envfactory_user_model`,
+`envfactory_judge_model`, and Inspect's `model_roles`), and keeps its logs in
+`paper-limit-N | paper-all`; tasks a preflight finds unable to run are listed as skipped.
+
 Models: `--serve hf` runs the directory in-process through Inspect's `hf/local` provider;
 `--serve URL` uses an OpenAI-compatible server that is already up; `--serve vllm` starts
-`vllm serve DIR` (GPU machines), runs the suite against it as for a URL, and stops it.
+`vllm serve DIR` (GPU machines), runs the suite against it as for a URL, and stops it;
+`--serve inspect` runs an Inspect model name as is (`envfactory/oracle`, an API model).
 
 One scoring per results folder at a time (a lock file in it; a second fails at once naming
 the holder's pid, or waits with `--wait`), and every process a scoring starts (eval-set,
@@ -28,24 +37,28 @@ eval-set is writing.
 
 The package, one module per concern: `suites` (what is run), `checkpoints` (discovery,
 labels, provenance), `inspect_argv` (the eval-set command line), `serving` (hf / URL /
-vLLM targets), `processes` (children that die with their parent, the folder lock;
-`lifeline` where the kernel cannot do it), `log_progress` (samples done, from a running
-log), `scoring` (one checkpoint) and `watching` (a training run); the `score` commands
-are `envfactory/cli/score.py`. The names other modules use are re-exported here.
+vLLM targets), `hub_models` (Hub ids), `processes` (children that die with their parent,
+the folder lock; `lifeline` where the kernel cannot do it), `log_progress` (samples done,
+from a running log), `scoring` (one model) and `watching` (a training run); the `score`
+commands are `envfactory/cli/score.py`. The names other modules use are re-exported here.
 """
 
 from training.autoscore.checkpoints import (
+    HUB_RUN_ID,
     VERL_HF_DIR,
     CheckpointInfo,
     NotAModelDir,
     checkpoint_complete,
     checkpoint_label,
     find_checkpoints,
+    hub_provenance,
     inspect_checkpoint,
+    leaf_name,
     provenance_metadata,
     resolve_provenance,
     results_dir,
 )
+from training.autoscore.hub_models import HubCheckpoint, download_checkpoint, parse_hub_spec
 from training.autoscore.inspect_argv import (
     URL_API_KEY_VAR,
     ModelTarget,
@@ -63,7 +76,15 @@ from training.autoscore.processes import (
     spawn,
     stop_process_group,
 )
-from training.autoscore.scoring import ScoreResult, TaskScore, score_checkpoint
+from training.autoscore.scoring import (
+    SKIPPED_FILE,
+    Preflight,
+    ScoreResult,
+    TaskCheck,
+    TaskScore,
+    score_checkpoint,
+    score_model,
+)
 from training.autoscore.serving import (
     needs_merge,
     peft_available,
@@ -75,6 +96,7 @@ from training.autoscore.serving import (
 from training.autoscore.suites import (
     DEFAULT_LIMITS,
     REPO_ROOT,
+    SUITE_ROLES,
     SUITES,
     ScoreError,
     Suite,
@@ -91,13 +113,15 @@ from training.autoscore.watching import (
 )
 
 __all__ = [
-    "DEFAULT_LIMITS", "LOCK_FILE", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE", "SUITES",
-    "URL_API_KEY_VAR", "VERL_HF_DIR", "CheckpointInfo", "FolderBusy", "FolderLock",
-    "ModelTarget", "NotAModelDir", "OnProgress", "ScoreError", "ScoreResult", "ScoredEntry",
-    "ScoredState", "Suite", "SuiteTask", "TaskScore", "checkpoint_complete",
-    "checkpoint_hf_target", "checkpoint_label", "eval_set_argv", "find_checkpoints",
-    "hf_target", "inspect_checkpoint", "inspect_command", "needs_merge", "peft_available",
-    "pick_model_name", "provenance_metadata", "resolve_provenance", "results_dir",
-    "score_checkpoint", "served_models", "scoring_beside", "spawn", "stop_process_group",
+    "DEFAULT_LIMITS", "HUB_RUN_ID", "LOCK_FILE", "MAX_ATTEMPTS", "REPO_ROOT", "SCORED_FILE",
+    "SKIPPED_FILE", "SUITES", "SUITE_ROLES", "URL_API_KEY_VAR", "VERL_HF_DIR",
+    "CheckpointInfo", "FolderBusy", "FolderLock", "HubCheckpoint", "ModelTarget",
+    "Preflight", "NotAModelDir", "OnProgress", "ScoreError", "ScoreResult", "ScoredEntry",
+    "ScoredState", "Suite", "SuiteTask", "TaskCheck", "TaskScore", "checkpoint_complete",
+    "checkpoint_hf_target", "checkpoint_label", "download_checkpoint", "eval_set_argv",
+    "find_checkpoints", "hf_target", "hub_provenance", "inspect_checkpoint", "inspect_command",
+    "leaf_name", "needs_merge", "parse_hub_spec", "peft_available", "pick_model_name",
+    "provenance_metadata", "resolve_provenance", "results_dir", "score_checkpoint",
+    "score_model", "served_models", "scoring_beside", "spawn", "stop_process_group",
     "task_progress", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
 ]

@@ -135,18 +135,54 @@ def provenance_metadata(prov: CheckpointProvenance, checkpoint: Path) -> dict[st
         "envfactory_data": prov.data,
         "envfactory_created": prov.created,
         "envfactory_checkpoint": str(checkpoint),
+        # a Hub checkpoint: which published weights (the leaderboard pairs its row with the
+        # reported one by `hub_id`)
+        **({"envfactory_hub_id": prov.hub_id, "envfactory_hub_revision": prov.hub_revision,
+            "envfactory_hub_requested": prov.hub_requested} if prov.hub_id else {}),
     }
 
 
-def results_dir(log_root: Path, prov: CheckpointProvenance, checkpoint: Path,
-                limit: int | None) -> Path:
-    """`<log_root>/<run_id>/<checkpoint label>/<limit-N | all>` (absolute)."""
+HUB_RUN_ID = "hub"
+"""The run id (and first results folder) of checkpoints scored by Hub id."""
+
+
+def hub_provenance(hub_id: str, commit: str, requested: str, folder: Path
+                   ) -> CheckpointProvenance:
+    """The record of a checkpoint downloaded by Hub id: method "base" named by the id (so
+    the leaderboard's row is the id), the commit scored and the revision asked for. The
+    repository's own `envfactory_provenance.json`, if it has one, is not used: a released
+    checkpoint is compared as the published weights, whoever trained them."""
+    created = datetime.fromtimestamp(folder.stat().st_mtime, UTC)
+    return CheckpointProvenance(run_id=HUB_RUN_ID, method="base", base_model=hub_id,
+                                hub_id=hub_id, hub_revision=commit, hub_requested=requested,
+                                created=created.isoformat(timespec="seconds"))
+
+
+def leaf_name(limit: int | None, suite: str | None = None) -> str:
+    """The last results folder: `limit-N | all`, `paper-limit-N | paper-all` for the paper
+    suite (its pinned user and judge make other logs of the same tasks incomparable: they
+    must not be reused by its eval-set)."""
     leaf = f"limit-{limit}" if limit is not None else "all"
-    name = checkpoint_label(checkpoint)
-    for label, part in (("run id", prov.run_id), ("checkpoint name", name)):
-        if not part or part in (".", "..") or "/" in part or os.sep in part:
-            raise ScoreError(f"{checkpoint}: {label} {part!r} cannot name a folder")
-    return (log_root / prov.run_id / name / leaf).resolve()
+    return f"{suite}-{leaf}" if suite == "paper" else leaf
+
+
+def _folder_part(checkpoint: Path | str, label: str, part: str | None) -> str:
+    if not part or part in (".", "..") or "/" in part or os.sep in part:
+        raise ScoreError(f"{checkpoint}: {label} {part!r} cannot name a folder")
+    return part
+
+
+def results_dir(log_root: Path, prov: CheckpointProvenance, checkpoint: Path,
+                limit: int | None, suite: str | None = None) -> Path:
+    """`<log_root>/<run_id>/<checkpoint label>/<leaf_name>` (absolute); a Hub checkpoint's
+    is `<log_root>/hub/<Owner>--<Name>/<commit>/<leaf_name>`."""
+    leaf = leaf_name(limit, suite)
+    named: list[tuple[str, str | None]] = (
+        [("run id", HUB_RUN_ID), ("Hub id", prov.hub_id.replace("/", "--")),
+         ("Hub revision", prov.hub_revision)] if prov.hub_id else
+        [("run id", prov.run_id), ("checkpoint name", checkpoint_label(checkpoint))])
+    folders = [_folder_part(checkpoint, label, part) for label, part in named]
+    return log_root.joinpath(*folders, leaf).resolve()
 
 
 def find_checkpoints(run_dir: Path) -> list[Path]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,12 +90,16 @@ def eval_set_argv(task: SuiteTask, target: ModelTarget, log_dir: Path, *,
                   limit: int | None, max_tokens: int | None = None,
                   metadata: dict[str, Any] | None = None,
                   extra_args: Sequence[str] = (),
-                  inspect: Sequence[str] | None = None) -> list[str]:
+                  inspect: Sequence[str] | None = None,
+                  roles: Mapping[str, str] | None = None, epochs: int | None = None,
+                  sample_ids: Sequence[str] | None = None) -> list[str]:
     """The `inspect eval-set` command line for one task of a suite (run from REPO_ROOT).
 
     `--log-dir-allow-dirty`: the results folder holds the suite's other tasks, and logs of
     earlier runs with other options (another --max-tokens): eval-set reuses only the logs
-    whose task identity matches and leaves the rest alone.
+    whose task identity matches and leaves the rest alone. `roles` bind models to the
+    tasks' roles (`--model-role user=...`); Inspect records them in the log
+    (`eval.model_roles`). `epochs`: `--epochs N` (the tasks' own reducers give pass^k).
     """
     argv = [*(inspect or inspect_command()), "eval-set", task.task,
             "--log-dir", str(log_dir), "--log-dir-allow-dirty", "--display", "plain",
@@ -106,8 +110,16 @@ def eval_set_argv(task: SuiteTask, target: ModelTarget, log_dir: Path, *,
         argv += ["-M", f"{key}={_cli_value(value, f'model argument {key}')}"]
     for key, value in task.args.items():
         argv += ["-T", f"{key}={_cli_value(value, f'task option {key}')}"]
+    for role, model in (roles or {}).items():
+        argv += ["--model-role", f"{role}={_cli_value(model, f'{role} model')}"]
     if limit is not None:
         argv += ["--limit", str(limit)]
+    if sample_ids is not None:
+        for sample_id in sample_ids:
+            _cli_value(sample_id, "sample id")  # no comma inside one id
+        argv += ["--sample-id", ",".join(sample_ids)]
+    if epochs is not None:
+        argv += ["--epochs", str(epochs)]
     if max_tokens is not None:
         argv += ["--max-tokens", str(max_tokens)]
     for key, value in (metadata or {}).items():
