@@ -84,7 +84,8 @@ class Environment:
     must come from the state (a `now` field, a seed), never from the clock: tools are
     deterministic functions of (state, arguments), which is what lets a failed write be
     rolled back by replaying the episode's earlier writes instead of copying the state
-    before every write (see `_checkpoint`).
+    before every write, and a restore to the episode's start put back only the top-level
+    fields the writes touched (copy-on-write; see `_checkpoint` and `_Baseline`).
 
     Adapters whose state is not a Pydantic model (BFCL backends, EnvFactory-format
     modules) keep this `call()` and override only the hooks below: `_lookup`,
@@ -109,13 +110,18 @@ class Environment:
     #: State must load a benchmark's own data exactly as that benchmark's lax Pydantic
     #: models load it (τ²) set False: then the State's own config decides.
     strict_state: ClassVar[bool] = True
+    #: False: the state may be changed through references that do not pass the State's
+    #: attributes during a write tool (VitaBench's registries index the database's
+    #: objects), so the touched-field tracking of `_Baseline` cannot see every change:
+    #: such an environment always takes the whole-state paths.
+    copy_on_write: ClassVar[bool] = True
     _tools: ClassVar[dict[str, BoundTool]]
 
     # Bookkeeping of the rollback scheme (class defaults so that adapters, which do not
     # run `Environment.__init__`, still have them).
     _depth: int = 0  # > 0 while a tool of this instance runs
     _exposed: bool = True  # code outside call() may hold a reference into the state
-    _base: dict[str, Any] | None = None  # python dump of the state before `_journal`
+    _base: _Baseline | None = None  # the state before `_journal` (copy-on-write)
     _journal: list[tuple[BoundTool, dict[str, Any]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -129,6 +135,10 @@ class Environment:
         state = cls.__dict__.get("State")
         if isinstance(state, type) and issubclass(state, BaseModel):
             _check_json_exact(cls, state)
+        state = getattr(cls, "State", None)
+        if (cls.copy_on_write and isinstance(state, type) and issubclass(state, BaseModel)
+                and _trackable(state)):
+            _install_tracer(state)
 
     def __init__(self, state: BaseModel | Mapping[str, Any] | None = None) -> None:
         if state is None:
@@ -210,7 +220,7 @@ class Environment:
         failure: ToolResult | None = None
         self._depth += 1
         try:
-            content = to_jsonable_python(self._execute(tool, kwargs))
+            content = to_jsonable_python(self._execute_tracked(tool, kwargs))
         except ToolError as e:
             failure = ToolResult.failure(ErrorKind.REFUSED, str(e))
         except (Exception, PydanticSerializationError) as e:  # noqa: BLE001 - never raise
@@ -231,8 +241,27 @@ class Environment:
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Replace the state with one produced by `snapshot()`; raises `StateError` (and
-        keeps the current state) if `snapshot` is not a valid state."""
+        keeps the current state) if `snapshot` is not a valid state.
+
+        Copy-on-write: a snapshot whose JSON is byte for byte the episode's start
+        (`_Baseline`) puts back only the fields the writes touched since, instead of
+        validating the whole state again (the RL and benchmark loop's reset)."""
+        if self._restore_touched(snapshot):
+            return
         self._adopt(self.load_state(snapshot))
+
+    def _restore_touched(self, snapshot: Mapping[str, Any]) -> bool:
+        base = self._base
+        if base is None or not base.tracked or self._exposed or self._depth:
+            return False
+        try:
+            text = to_json(snapshot)
+        except PydanticSerializationError:
+            return False
+        if text != base.text():
+            return False
+        self._journal = []
+        return base.put_back(self._state)
 
     @classmethod
     def load_state(cls, snapshot: Any) -> BaseModel:
@@ -301,36 +330,54 @@ class Environment:
     # -- hooks: atomic writes ------------------------------------------------------------
     #
     # Fast path (the state was only ever touched by this instance's tools since it was
-    # restored or created): no copy per write. The first write keeps a python dump of the
-    # state as the rollback base; each successful write is journaled (tool and a private
-    # copy of its arguments). A failed write rebuilds the state from the base and replays
-    # the journal, which is exact because tools are deterministic.
+    # restored or created): no copy per write. The first write keeps a `_Baseline` (a
+    # JSON dump of the state, private to this instance); while a write tool runs, the
+    # State's top-level fields it reads are recorded as touched. Each successful write is
+    # journaled (tool and a private copy of its arguments). A failed write puts the
+    # touched fields back from the baseline and replays the journal, which is exact
+    # because tools are deterministic; `restore()` of the baseline's own snapshot puts
+    # the touched fields back and drops the journal.
     #
     # Shared path (someone read or assigned `env.state` from outside a tool, so edits may
-    # have been made that the journal does not know about): a dump of the state before
-    # every write, as an undo record taken at the moment of the call.
+    # have been made that the journal does not know about, or the environment cannot be
+    # tracked, `copy_on_write`): a dump of the state before every write, as an undo
+    # record taken at the moment of the call.
 
     def _checkpoint(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
         if not self._exposed:
             if self._base is None:
-                self._base = self._state.model_dump()
+                self._base = _Baseline(self._state)
             try:
-                return _JournalEntry(tool, copy.deepcopy(dict(arguments)))
+                return _JournalEntry(tool, _private_copy(arguments))
             except Exception:  # noqa: BLE001 - arguments that cannot be copied: dump
                 pass
         self._base, self._journal = None, []
         self._exposed = True  # the journal is void until the next restore()
         return self._state.model_dump()
 
+    def _execute_tracked(self, tool: Any, kwargs: dict[str, Any]) -> Any:
+        """`_execute`, recording the top-level fields a write reads (see `_Baseline`)."""
+        base = self._base
+        if base is None or not base.tracked or not getattr(tool, "write", False):
+            return self._execute(tool, kwargs)
+        key = id(self._state)
+        _TOUCHED[key] = base.touched
+        try:
+            return self._execute(tool, kwargs)
+        finally:
+            _TOUCHED.pop(key, None)
+
     def _rollback(self, checkpoint: Any) -> None:
         if isinstance(checkpoint, _JournalEntry):
             assert self._base is not None
-            self._state = self.State.model_validate(self._base)
+            if not self._base.put_back(self._state):
+                self._state = _revive(self.State, self._base.values)
+                self._base.touched.clear()
             self._depth += 1
             try:
                 for tool, arguments in self._journal:
                     with contextlib.suppress(Exception):  # cannot happen: deterministic
-                        self._execute(tool, self._parse(tool, copy.deepcopy(arguments)))
+                        self._execute_tracked(tool, self._parse(tool, copy.deepcopy(arguments)))
             finally:
                 self._depth -= 1
         else:
@@ -358,6 +405,126 @@ class SnapshotEnvironment(Environment):
 class _JournalEntry(NamedTuple):
     tool: Any
     arguments: dict[str, Any]
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _private_copy(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a call's arguments no caller can change (most are flat: a dict copy)."""
+    if all(type(v) in _SCALARS for v in arguments.values()):
+        return dict(arguments)
+    return copy.deepcopy(dict(arguments))
+
+
+#: id(state) -> the set its write tool's top-level field reads go to (while it runs)
+_TOUCHED: dict[int, set[str]] = {}
+
+
+class _Baseline:
+    """Copy-on-write bookkeeping of one instance: its state at the episode's start, as a
+    private JSON dump, and the top-level fields write tools have read since.
+
+    A field no write tool read is unchanged (read tools do not write; the contract tests
+    check it), so it is shared with the start as is: putting the start back re-validates
+    only the touched fields, and never hands this dump's objects to the state
+    (validation builds new containers). Valid only while nothing outside the tools holds
+    a reference into the state (`Environment._exposed`)."""
+
+    __slots__ = ("model", "touched", "tracked", "values", "_fields", "_text")
+
+    def __init__(self, state: BaseModel) -> None:
+        self.model = type(state)
+        #: False where the State's class cannot be tracked (`_trackable`): then nothing
+        #: is put back field by field, a rollback rebuilds the whole state from `values`
+        self.tracked = self.model.__dict__.get("__getattribute__") is _traced_getattribute
+        self.values: dict[str, Any] = state.model_dump(mode="json")
+        self.touched: set[str] = set()
+        self._text: bytes | None = None
+        self._fields: dict[str, bytes] = {}  # per field: `{"name": value}` as JSON
+
+    def text(self) -> bytes:
+        """The start's JSON text (what a snapshot must equal to be put back cheaply)."""
+        if self._text is None:
+            self._text = to_json(self.values)
+        return self._text
+
+    def _field_text(self, name: str) -> bytes:
+        text = self._fields.get(name)
+        if text is None:
+            text = self._fields[name] = to_json({name: self.values[name]})
+        return text
+
+    def put_back(self, state: BaseModel) -> bool:
+        """Give `state`'s touched fields their start values; False (then the caller
+        rebuilds the state) where that cannot be done field by field."""
+        if not self.tracked:
+            return False
+        fields = self.model.__pydantic_fields__
+        # a write that reached the instance dict directly may have changed any field
+        names = fields if "__dict__" in self.touched else self.touched.intersection(fields)
+        validator = self.model.__pydantic_validator__
+        serializer = self.model.__pydantic_serializer__
+        try:
+            for name in sorted(names):
+                # a field read but left as it was keeps its objects (no reference to
+                # them can have left the state: tool results are JSON copies)
+                if serializer.to_json(state, include={name}) == self._field_text(name):
+                    continue
+                validator.validate_assignment(state, name, self.values[name])
+        except ValidationError:
+            return False
+        self.touched.clear()
+        return True
+
+
+def _trackable(state: type[BaseModel]) -> bool:
+    """Whether putting single fields back is the same as validating the whole state: no
+    model-level validators or serialisers, no frozen or validate-assignment config."""
+    deco = state.__pydantic_decorators__
+    config = state.model_config
+    return not (deco.validators or deco.field_validators or deco.root_validators
+                or deco.model_validators or deco.model_serializers or deco.computed_fields
+                or config.get("frozen") or config.get("validate_assignment")
+                or any(f.frozen for f in state.__pydantic_fields__.values())
+                or any(vars(k).get(hook) not in (None, traced)
+                       for k in state.__mro__ if k not in (BaseModel, object)
+                       for hook, traced in _TRACERS))
+
+
+def _traced_getattribute(self: BaseModel, name: str) -> Any:
+    if _TOUCHED:
+        touched = _TOUCHED.get(id(self))
+        if touched is not None:
+            touched.add(name)
+    return object.__getattribute__(self, name)
+
+
+def _traced_setattr(self: BaseModel, name: str, value: Any) -> None:
+    if _TOUCHED:
+        touched = _TOUCHED.get(id(self))
+        if touched is not None:
+            touched.add(name)
+    BaseModel.__setattr__(self, name, value)
+
+
+def _traced_delattr(self: BaseModel, name: str) -> None:
+    if _TOUCHED:
+        touched = _TOUCHED.get(id(self))
+        if touched is not None:
+            touched.add(name)
+    BaseModel.__delattr__(self, name)
+
+
+_TRACERS = (("__getattribute__", _traced_getattribute), ("__setattr__", _traced_setattr),
+            ("__delattr__", _traced_delattr))
+
+
+def _install_tracer(state: type[BaseModel]) -> None:
+    """Route `state`'s attribute reads, writes and deletions through the tracers (a dict
+    test while nothing is tracked; only an instance a write tool runs on is recorded)."""
+    for hook, traced in _TRACERS:
+        type.__setattr__(state, hook, traced)
 
 
 def _revive(model: type[BaseModel], dump: dict[str, Any]) -> BaseModel:

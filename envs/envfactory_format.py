@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from envs.base import SnapshotEnvironment, ToolError, ToolSpec
 
@@ -37,6 +37,8 @@ __all__ = ["EnvFactoryFormatEnvironment", "FormatError", "load_directory"]
 READ_PREFIXES = ("get", "list", "search", "find", "check", "view", "read", "count",
                  "lookup", "query", "fetch", "describe", "show", "validate", "calculate")
 _SCENARIO_METHODS = ("load_scenario", "save_scenario")
+#: scenarios remembered per instance as loaded before (an episode has one start)
+_KNOWN_SCENARIOS = 8
 _counter = itertools.count()
 
 
@@ -88,6 +90,8 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
         self.server_name = str(server.name)
         self._mcp_tools = {t.name: t for t in server._tool_manager.list_tools()
                            if t.name not in _SCENARIO_METHODS}
+        #: JSON of the scenarios this instance has loaded without error (see `restore`)
+        self._loaded: set[bytes] = set()
         if scenario is not None:
             self.restore(scenario)
 
@@ -151,7 +155,7 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
 
     def _put_back(self, saved: tuple[str, Any]) -> None:
         kind, value = saved
-        if kind == "attributes":
+        if kind in ("attributes", "shallow"):
             vars(self.api).clear()
             vars(self.api).update(value)
         else:
@@ -165,13 +169,27 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """`load_scenario(snapshot)`; if the server refuses it, the state stays as it was
-        (a `load_scenario` may assign some attributes before its validation fails)."""
-        before = self._attributes()
+        (a `load_scenario` may assign some attributes before its validation fails).
+
+        The undo record of a restore is a deep copy of the API's attributes, unless this
+        instance has already loaded the very same JSON (an episode's reset to its start):
+        such a load succeeded before, so it is undone, should it fail after all, by
+        putting the attributes' bindings back (a shallow copy)."""
+        try:
+            key: bytes | None = to_json(snapshot)
+        except PydanticSerializationError:
+            key = None
+        known = key is not None and key in self._loaded
+        before = ("shallow", dict(vars(self.api))) if known else self._attributes()
         try:
             self.api.load_scenario(dict(snapshot))
         except Exception:
             self._put_back(before)
             raise
+        if key is not None and not known:
+            if len(self._loaded) >= _KNOWN_SCENARIOS:
+                self._loaded.clear()
+            self._loaded.add(key)
 
 
 def load_directory(directory: Path) -> dict[str, Callable[[], EnvFactoryFormatEnvironment]]:

@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from envs import errors, registry
-from envs.base import Environment, ErrorKind, StateError, ToolResult, ToolSpec
+from envs.base import (
+    Environment,
+    ErrorKind,
+    SnapshotEnvironment,
+    StateError,
+    ToolResult,
+    ToolSpec,
+)
 from envs.names import qualify, split_name
 
 __all__ = ["ASSISTANT", "USER", "World"]
@@ -39,11 +46,21 @@ class World:
                  envs: Mapping[str, Environment] | None = None,
                  requestors: Mapping[str, str] | None = None) -> None:
         self.envs: dict[str, Environment] = {}
+        states = states or {}
+        built: set[str] = set()
         for name in names or []:
-            self.envs[name] = registry.create(name)
+            factory = registry.get(name).factory
+            if (name in states and isinstance(factory, type)
+                    and issubclass(factory, Environment)
+                    and not issubclass(factory, SnapshotEnvironment)):
+                # built from its snapshot: the default (seeded) world is never made
+                self.envs[name] = factory(states[name])
+                built.add(name)
+            else:
+                self.envs[name] = factory()
         self.envs.update(envs or {})
-        for name, snapshot in (states or {}).items():
-            if name in self.envs:
+        for name, snapshot in states.items():
+            if name in self.envs and (name not in built or name in (envs or {})):
                 self.envs[name].restore(snapshot)
         self.requestors: dict[str, str] = {
             name: (requestors or {}).get(name, ASSISTANT) for name in self.envs}
@@ -88,6 +105,26 @@ class World:
 
     def after_call(self, env: str, tool: str, result: ToolResult) -> None:
         """Hook run after every call that reached an environment (default: nothing)."""
+
+    def may_have_changed(self, qualified: str, result: ToolResult) -> bool:
+        """Whether the call `qualified` that gave `result` may have changed the world:
+        False only where the contract says it cannot (a read tool; a call that never ran;
+        a failed write of an environment whose writes are atomic) and no `after_call`
+        coupling runs, so a caller recording states can keep the last one."""
+        if type(self).after_call is not World.after_call:
+            return True
+        if result.kind in (ErrorKind.UNKNOWN_TOOL, ErrorKind.INVALID_ARGUMENTS):
+            return False
+        parts = split_name(qualified, self.envs)
+        if parts is None:
+            return False
+        env = self.envs[parts[0]]
+        found = env._lookup(parts[1])
+        if found is None:
+            return False
+        if getattr(found, "write", True) is False:
+            return False
+        return result.ok or not env._needs_checkpoint(found)
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         return {name: env.snapshot() for name, env in self.envs.items()}

@@ -106,6 +106,9 @@ class VitaEnvironment(Environment):
     upstream_class: ClassVar[str] = "ToolKitBase"
     description_domain: ClassVar[str] = "toolkit"
     strict_state = False  # a database loads as upstream's lax Pydantic models load it
+    #: the registries (`models.Registry`) index the database's objects, so tools change
+    #: the state through references the touched-field tracking does not see
+    copy_on_write = False
 
     def __init__(self, state: BaseModel | Mapping[str, Any] | None = None,
                  language: Language = "zh", revision: str = DEFAULT_REVISION) -> None:

@@ -53,3 +53,40 @@ def test_bad_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "Broken.py").write_text("x = 1\n")
     with pytest.raises(FormatError, match="Broken.py: expected exactly one FastMCP"):
         load_directory(tmp_path)
+
+
+def test_restoring_a_scenario_loaded_before_resets_the_episode() -> None:
+    """The reset to a scenario this instance already loaded skips the deep undo copy;
+    the state it gives is the scenario's, again and again, and never the caller's."""
+    env = EnvFactoryFormatEnvironment(FIXTURES / "NotesAPI.py")
+    env.call("create_note", {"title": "start"})
+    start = env.snapshot()
+    for _ in range(3):
+        env.restore(start)
+        assert env.snapshot() == start
+        assert env.call("create_note", {"title": "x"}).content == {"note_id": "N2"}
+        env.call("tag_note", {"note_id": "N1", "tags": ["a"]})
+        assert env.snapshot() != start
+    start["notes"]["N1"]["title"] = "edited by the caller"
+    env.restore(start)  # other JSON now: loaded (and validated) as given
+    assert env.snapshot()["notes"]["N1"]["title"] == "edited by the caller"
+
+
+def test_a_known_scenario_that_fails_to_load_after_all_changes_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    env = EnvFactoryFormatEnvironment(FIXTURES / "NotesAPI.py")
+    start = env.snapshot()
+    env.restore(start)
+    env.call("create_note", {"title": "kept"})
+    before = env.snapshot()
+    real = env.api.load_scenario
+
+    def half_then_fail(scenario: dict) -> None:  # binds new attributes, then refuses
+        real(scenario)
+        raise ValueError("refused")
+
+    monkeypatch.setattr(env.api, "load_scenario", half_then_fail)
+    with pytest.raises(ValueError, match="refused"):
+        env.restore(start)
+    monkeypatch.undo()
+    assert env.snapshot() == before

@@ -15,7 +15,10 @@ the trajectory's `AgentData`: its `request_id`, the row's `tools_kwargs` and
   trajectory has recorded a state, because verl may reuse a request id);
 - after every call the executed call (name, arguments, accepted or not, and a failure's
   `error_kind`) and the world's snapshot are written into `extra_fields` (`CALLS_KEY`,
-  `STATE_KEY`), which is where the reward reads the agent's final state and calls.
+  `STATE_KEY`), which is where the reward reads the agent's final state and calls; a
+  call that cannot have changed the world (`World.may_have_changed`: a read, a call
+  that never ran, a rolled-back write) keeps the state already recorded instead of
+  dumping the whole world again.
 
 Calls run through `World.call_qualified`, the call evaluation's in-process backend makes
 (`harness.tool_backends.InProcessBackend`), so a mistake reads the same in a GRPO rollout
@@ -90,7 +93,8 @@ class RolloutSessions:
         if result.kind is not None:
             record["error_kind"] = result.kind.value
         extra_fields.setdefault(CALLS_KEY, []).append(record)
-        extra_fields[STATE_KEY] = world.snapshot()
+        if STATE_KEY not in extra_fields or world.may_have_changed(name, result):
+            extra_fields[STATE_KEY] = world.snapshot()
         return result.text()
 
     def release(self, request_id: str) -> None:
