@@ -35,7 +35,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -161,7 +161,7 @@ class _Orthogonal:
     name = "orthogonal"
     threshold = 2.0  # no cosine reaches it: structure only, no embedding edges
 
-    def embed(self, texts: Any) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         return np.eye(len(texts), max(len(texts), 1), dtype=np.float32)
 
 
@@ -225,3 +225,50 @@ def test_the_graph_ends_as_the_releases(ours: Any) -> None:
     labels = {n: g.nodes[n]["user_provided"] for n in recorded["labels"]}
     assert labels == recorded["labels"]
     assert g.graph["llm_prompts"] == {"labels": "release", "edges": "release"}
+
+
+def test_object_nodes_the_release_never_asks_about_follow_their_fields(ours: Any) -> None:
+    _, graph, recorded = ours
+    g = graph.g
+    parents = {n.rsplit(".", 1)[0] for n in recorded["labels"] if "." in n.split(":", 2)[2]}
+    checked = 0
+    for parent in sorted(parents - set(recorded["labels"])):
+        fields = [v for n, v in recorded["labels"].items() if n.startswith(parent + ".")]
+        assert g.nodes[parent]["user_provided"] is all(fields), parent
+        checked += 1
+    assert checked >= 5  # e.g. CarPrice-get_car_brands:out:brands (fields code, name)
+
+
+def test_graph_refine_cli_runs_the_release_passes_and_records_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = _release_dir()
+    if release is None:
+        pytest.skip("needs ENVFACTORY_RELEASE_DIR with the release's src/graph files")
+    from inspect_ai.model import Model, get_model
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+    from envfactory.cli import synth_graph as graph_cli
+    from synthesis.graph import ToolGraph, build_graph, specs_from_metadata_dir
+
+    sources = specs_from_metadata_dir(release / "envs" / "metadata")
+    path = build_graph({s: sources[s] for s in SERVERS}, _Orthogonal()).save(
+        tmp_path / "graph.json")
+    with RecordingServer(responder) as server:
+        def fake(roles: object, *args: object, **kwargs: object) -> dict[str, Model]:
+            return {"synth": get_model("openai/scripted", base_url=server.url,
+                                       api_key="sk-scripted", responses_api=False)}
+
+        monkeypatch.setattr(graph_cli, "role_models", fake)
+        result = CliRunner().invoke(app, ["synth", "graph-refine", str(path),
+                                          "--max-concurrency", "1", "--batch-size", "8"])
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 30  # the same script as above: 10 edge, 20 label
+    assert "prompts: release" in result.output
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["llm_prompts"] == {"edges": "release", "labels": "release"}
+    assert ToolGraph.load(path).g.graph["llm_prompts"] == stats["llm_prompts"]
+    # continuing with the other prompts is refused; --redo switches
+    again = CliRunner().invoke(app, ["synth", "graph-refine", str(path), "--prompts", "ours",
+                                     "--model", "x/y"])
+    assert again.exit_code == 2 and "ran with --prompts release" in again.output
