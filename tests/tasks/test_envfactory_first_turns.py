@@ -33,13 +33,19 @@ def test_the_oracle_scores_every_first_turn_in_full(tmp_path: Path) -> None:
 
 def test_first_turns_interleave_the_first_environments() -> None:
     """The shipped file lists tasks environment by environment; the first four first turns
-    come from four different first environments, in the order they first appear there."""
+    come from four different first environments, in the order they first appear there,
+    and within each its single-environment tasks come first: the first 4 × (fewest such
+    tasks of one environment) are all single-environment."""
     tasks = [json.loads(line) for line in HELDOUT.read_text().splitlines() if line.strip()]
     firsts = list(dict.fromkeys(t["environments"][0] for t in tasks))
     assert len(firsts) == 4  # the four held-out environments of splits.json
-    dataset = envfactory(turns="first").dataset
+    dataset = list(envfactory(turns="first").dataset)
     assert len(dataset) == len(tasks)
-    assert [s.metadata["environments"][0] for s in list(dataset)[:4]] == firsts  # type: ignore[index]
+    assert [s.metadata["environments"][0] for s in dataset[:4]] == firsts  # type: ignore[index]
+    # within a first environment, its single-environment tasks come first (shorter prompts)
+    fewest = min(sum(t["environments"] == [env] for t in tasks) for env in firsts)
+    head = dataset[:4 * fewest]
+    assert all(len(s.metadata["environments"]) == 1 for s in head)  # type: ignore[index]
 
 
 def test_turns_accepts_all_or_first() -> None:

@@ -57,15 +57,15 @@ def test_first_turn_measures_of_a_real_held_out_log(tmp_path: Path) -> None:
         return ToolCall(id=f"c{len(name)}{len(arguments)}", function=name,
                         arguments=arguments, parse_error=error)
 
-    gold_041 = tasks["heldout_cross-041"]["turns"][0]["gold_calls"]
+    gold = tasks["issue_tracker-001"]["turns"][0]["gold_calls"]
     script = {  # the first five first turns (interleaved by first environment)
         "expense_reports-001": reply("I cannot help with that."),
-        "heldout_cross-001": reply(calls=[call("pharmacy-teleport", {})]),
+        "pharmacy-001": reply(calls=[call("pharmacy-teleport", {})]),
         # a gold tool, its required arguments missing: invalid_arguments
-        "heldout_cross-014": reply(calls=[call("hotel_booking-register_guest", {})]),
-        "heldout_cross-041": reply(calls=[
+        "hotel_booking-001": reply(calls=[call("hotel_booking-find_guest", {})]),
+        "issue_tracker-001": reply(calls=[
             ToolCall(id=f"g{i}", function=f"{c['env']}-{c['name']}", arguments=c["arguments"])
-            for i, c in enumerate(gold_041)]),
+            for i, c in enumerate(gold)]),
         "expense_reports-002": reply(calls=[call("expense_reports-add_expense_item", {},
                                                  "bad JSON")]),
     }
@@ -85,9 +85,9 @@ def test_first_turn_measures_of_a_real_held_out_log(tmp_path: Path) -> None:
     full = read_eval_log(log.location)
     rewards = {str(s.id): next(iter(s.scores.values())).value["reward"]  # type: ignore[union-attr,index]
                for s in full.samples or []}
-    assert rewards["heldout_cross-041"] == 1.0  # every gold call of the turn
-    expected = {"expense_reports-001": (0, 0, 0, 0), "heldout_cross-001": (1, 0, 0, 0),
-                "heldout_cross-014": (1, 1, 0, 1), "heldout_cross-041": (1, 1, 1, 1),
+    assert rewards["issue_tracker-001"] == 1.0  # every gold call of the turn
+    expected = {"expense_reports-001": (0, 0, 0, 0), "pharmacy-001": (1, 0, 0, 0),
+                "hotel_booking-001": (1, 1, 0, 1), "issue_tracker-001": (1, 1, 1, 1),
                 "expense_reports-002": (1, 1, 0, 0)}
     assert measures == {i: dict(zip(MEASURES, (*map(float, e), rewards[i]), strict=True))
                         for i, e in expected.items()}
