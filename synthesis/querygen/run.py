@@ -80,6 +80,8 @@ class Manifest(BaseModel):
     max_nodes: int
     graph: str
     graph_sha256: str
+    #: which prompts the graph's LLM passes ran with, per pass (`synthesis.graph_llm`)
+    graph_prompts: dict[str, str] = Field(default_factory=dict)
     models: dict[str, str]
     #: each role's generation settings (e.g. --max-tokens), non-default fields only
     generate: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -200,6 +202,7 @@ async def run_queries(args: RunArgs, config: QueryGenConfig, splits: Mapping[str
         preset=args.preset, seed=args.seed, n=args.n, split=args.split, sampler=args.sampler,
         max_nodes=args.max_nodes, graph=str(args.graph),
         graph_sha256=file_sha256(args.graph),
+        graph_prompts=dict(graph.g.graph.get("llm_prompts", {})),
         models={role: str(m) for role, m in models.items()},
         generate={role: m.config.model_dump(mode="json", exclude_none=True)
                   for role, m in models.items()},
