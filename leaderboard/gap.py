@@ -42,8 +42,7 @@ def settings_against_paper(records: list[LogRecord], protocol: PaperProtocol
                    " (the paper: every sample)"))
         if "sample_id" in settings:
             add(differs, f"{where}: subset --sample-id {settings['sample_id']}")
-        options = [f"{k.removeprefix('task.')}={v}" for k, v in settings.items()
-                   if k.startswith("task.")]
+        options = [f"{k}={v}" for k, v in rec.options_passed.items()]
         if options:
             add(differs, f"{where}: task option(s) {', '.join(options)} (the paper: the "
                          f"benchmark as shipped)")

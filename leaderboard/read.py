@@ -233,6 +233,9 @@ async def read_log(path: Path) -> LogRecord | SkippedLog:
         path=str(path), task=spec.task, benchmark=benchmark, model=spec.model, row=row,
         created=spec.created, status=log.status, epochs=spec.config.epochs or 1,
         limit=None if settings["limit"] == "all" else settings["limit"],
-        comparability=settings, default_settings=uses_defaults(log), provenance=prov,
+        comparability=settings, default_settings=uses_defaults(log),
+        options_passed={k: _setting(v) for k, v in sorted((spec.task_args_passed or {}).items())
+                        if k != "epochs"},
+        provenance=prov,
         metrics=metrics,
         samples=[_sample(benchmark, s) for s in summaries])

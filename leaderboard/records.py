@@ -52,6 +52,9 @@ class LogRecord(BaseModel):
     release, task options, user/judge models, epochs, limit/selection)."""
     default_settings: bool = False
     """The task ran as shipped: no `-T` option, `--limit` or `--sample-id`."""
+    options_passed: dict[str, str] = Field(default_factory=dict)
+    """The `-T` options given on the command line (`comparability` holds every task
+    argument, defaults included, as Inspect records them)."""
     provenance: dict[str, Any] = Field(default_factory=dict)
     """`envfactory_*` eval metadata written by `envfactory score` (run, method, step...)."""
     metrics: dict[str, float] = Field(default_factory=dict)

@@ -154,12 +154,18 @@ def test_the_gap_table_renders_in_a_browser(built: tuple[Leaderboard, Path]) -> 
         browser.close()
 
 
-def _record(benchmark: str, **settings: str) -> LogRecord:
+def _record(benchmark: str, options: dict[str, str] | None = None, **settings: str
+            ) -> LogRecord:
+    """A log's record as `leaderboard.read` makes it: `comparability` holds every task
+    argument Inspect records (defaults included), `options_passed` the `-T` ones."""
     limit = settings.get("limit")
     return LogRecord(path=f"{benchmark}.eval", task=benchmark, benchmark=benchmark, model="m",
                      row="m", created="2026-06-01", status="success",
                      limit=None if limit in (None, "all") else limit,
-                     comparability={"limit": "all", **settings})
+                     options_passed=options or {},
+                     comparability={"limit": "all", "task.version": "null",
+                                    **{f"task.{k}": v for k, v in (options or {}).items()},
+                                    **settings})
 
 
 @pytest.mark.parametrize(("protocol", "record", "differs", "unconfirmed"), [
@@ -168,7 +174,7 @@ def _record(benchmark: str, **settings: str) -> LogRecord:
      [], []),
     (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", **{"role.user": "openai/gpt-4o"}),
      ["tau2: user openai/gpt-4o (the paper: openai/gpt-4.1)"], []),
-    (PaperProtocol(), _record("mcp_atlas", **{"role.judge": "j", "task.servers": "a,b"}),
+    (PaperProtocol(), _record("mcp_atlas", {"servers": "a,b"}, **{"role.judge": "j"}),
      ["mcp_atlas: task option(s) servers=a,b (the paper: the benchmark as shipped)"],
      ["mcp_atlas: judge j (the paper names none)"]),
     (PaperProtocol(), _record("vitabench", sample_id='["d-1"]', limit="all"),
