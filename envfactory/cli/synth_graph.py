@@ -118,6 +118,24 @@ def _expand_release(names: list[str], console: Console) -> list[str]:
     return expanded + [n for n in chosen if n not in expanded]
 
 
+def _in_config_order(specs: dict[str, list[ToolSpec]],
+                     config: Path | None) -> dict[str, list[ToolSpec]]:
+    """`specs` restricted to and ordered as the `mcpServers` of an mcp_server.json."""
+    if config is None:
+        return specs
+    try:
+        servers = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+        names = [str(n) for n in servers]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as e:
+        raise typer.BadParameter(f"{config}: not an mcp_server.json with an mcpServers "
+                                 f"object ({e})", param_hint="--mcp-config") from None
+    missing = [n for n in names if n not in specs]
+    if missing:
+        raise typer.BadParameter(f"{config}: no metadata for {', '.join(missing)}",
+                                 param_hint="--mcp-config")
+    return {n: specs[n] for n in names}
+
+
 def _embedder(spec: str, threshold: float | None) -> Embedder:
     """The `--embedder` (nothing loads until the first text is embedded)."""
     try:
@@ -161,6 +179,10 @@ def graph(
     ] = None,
     metadata: Annotated[Path | None, typer.Option(
         help="Directory of EnvFactory *_metadata.json files.")] = None,
+    mcp_config: Annotated[Path | None, typer.Option(
+        help="An EnvFactory mcp_server.json: of --metadata, only its servers, in its order "
+             "(the release builds its graph from configs/mcp_server.json so; the order is "
+             "that of the LLM passes' requests).", exists=True, dir_okay=False)] = None,
     servers: Annotated[Path | None, typer.Option(
         help="Directory of EnvFactory-format server *.py files.")] = None,
     embedder: Annotated[str, typer.Option(
@@ -190,7 +212,10 @@ def graph(
     if names:
         sources.update(_registry_sources(names, console))
     if metadata is not None:
-        sources.update(tg.specs_from_metadata_dir(metadata))
+        sources.update(_in_config_order(tg.specs_from_metadata_dir(metadata), mcp_config))
+    elif mcp_config is not None:
+        raise typer.BadParameter("it selects servers of --metadata; give --metadata too",
+                                 param_hint="--mcp-config")
     if servers is not None:
         sources.update(tg.specs_from_envfactory_dir(servers))
     if not sources:

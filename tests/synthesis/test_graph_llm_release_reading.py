@@ -122,3 +122,41 @@ async def test_a_reply_the_release_stops_on_ends_its_batch_after_one_request() -
     [report] = await classify_user_provided(graph, model=script.model)
     assert report.attempts == 1 and report.error and "stops its build" in report.error
     assert graph.g.nodes["shop-find:in:q"]["user_provided"] is None
+
+
+def test_synth_graph_takes_the_releases_servers_in_its_config_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release builds its graph from configs/mcp_server.json's servers in that order
+    (examples/load_tool_graph.ipynb): at eff3b22 85 servers and 672 tools (counted from
+    the files by hand)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+    from envfactory.cli import synth_graph as graph_cli
+    from synthesis.graph import ToolGraph
+    from tests.shared_data import SHARED_DATA
+    from tests.synthesis.test_graph_llm_release import _Orthogonal
+
+    release = SHARED_DATA / "envfactory_release"
+    config = release / "configs" / "mcp_server.json"
+    if not config.is_file():
+        pytest.skip(f"no EnvFactory release copy at {release}")
+    monkeypatch.setattr(graph_cli, "get_embedder", lambda spec, threshold: _Orthogonal())
+    result = CliRunner().invoke(app, ["synth", "graph", "--metadata",
+                                      str(release / "envs" / "metadata"), "--mcp-config",
+                                      str(config), "--out-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    g = ToolGraph.load(tmp_path / "graph.json").g
+    tools = sorted((d["order"], d["env"]) for _, d in g.nodes(data=True) if d["kind"] == "tool")
+    assert len(tools) == 672
+    assert list(dict.fromkeys(env for _, env in tools)) == list(
+        json.loads(config.read_text())["mcpServers"])
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {"NoSuchServer": {}}}')
+    result = CliRunner().invoke(app, ["synth", "graph", "--metadata",
+                                      str(release / "envs" / "metadata"), "--mcp-config",
+                                      str(bad), "--out-dir", str(tmp_path / "b")])
+    assert result.exit_code == 2 and "no metadata for NoSuchServer" in " ".join(
+        result.output.split())
