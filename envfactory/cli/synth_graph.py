@@ -303,6 +303,9 @@ def graph_refine(
     from synthesis import graph_llm_release
 
     console = Console()
+    if prompts not in graph_llm.PROMPTS:
+        raise typer.BadParameter(f"{prompts!r}: use {' or '.join(graph_llm.PROMPTS)}",
+                                 param_hint="--prompts")
     loaded = _load(graph_file)
     for step in [s for s, wanted in (("edges", edges), ("labels", labels)) if wanted]:
         conflict = graph_llm.prompts_conflict(loaded, step, prompts, redo=redo)
