@@ -84,8 +84,10 @@ def print_score(result: ScoreResult, console: Console) -> None:
     for column in ("task", "status", "samples", "metrics", "seconds"):
         table.add_column(column, overflow="fold")
     for task in result.tasks:
+        # a skipped task's reason up to its first clause (the whole is in --json and in
+        # the results folder's .envfactory_skipped.json)
         metrics = (", ".join(f"{k} {v:.3f}" for k, v in task.headline.items())
-                   if task.status != "skipped" else task.reason)
+                   if task.status != "skipped" else task.reason.split("; ", 1)[0])
         table.add_row(escape(task.task.rsplit("@", 1)[-1]), task.status, str(task.samples),
                       escape(metrics), f"{task.seconds:.0f}")
     console.print(table)

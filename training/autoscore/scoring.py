@@ -8,7 +8,7 @@ name (`envfactory/oracle`, `openai/gpt-4.1`) run as Inspect runs it. A suite's r
 (`SUITE_ROLES`: the paper suite's `user` and `judge`) are refused when missing and recorded in
 every log; a `preflight` callback says, before anything runs, which tasks cannot run here
 (missing data, no MCP server reachable): those are listed as skipped with the reason (and in
-`skipped.json` in the results folder), never run into an error or scored 0.
+`.envfactory_skipped.json` in the results folder), never run into an error or scored 0.
 
 One scoring per results folder at a time (`processes.FolderLock`: a second fails at once
 naming the holder's pid, or waits), each eval-set dies with the scoring that started it
@@ -118,8 +118,9 @@ Preflight = Callable[[SuiteTask, Mapping[str, str]], TaskCheck]
 for every task before anything runs. The caller supplies it (training does not import
 `tasks/`; the CLI builds each task: `envfactory/cli/score_preflight.py`)."""
 
-SKIPPED_FILE = "skipped.json"
-"""In a results folder: the tasks the last scoring skipped and why (absent when none)."""
+SKIPPED_FILE = ".envfactory_skipped.json"
+"""In a results folder: the tasks the last scoring skipped and why (absent when none;
+hidden, so log readers pass it by, as `score watch`'s `.envfactory_scored.json`)."""
 
 
 
@@ -338,7 +339,9 @@ def _run_suite(request: _Scoring, result: ScoreResult,
               for task in tasks]
     failed = [s.task for s in scores if not (s.returncode == 0 and s.status == "success")]
     notes = ([f"not finished: {', '.join(failed)} (rerun to resume)"] if failed else [])
-    notes += [f"skipped {task}: {why}" for task, why in skipped.items()]
+    if skipped:
+        notes.append(f"skipped (cannot run here: {SKIPPED_FILE} says why): "
+                     + ", ".join(task.rsplit("@", 1)[-1] for task in skipped))
     result = result.model_copy(update={
         "status": "failed" if failed or not scores else "scored", "model": target.model,
         "log_dir": str(out_dir), "tasks": listed,
