@@ -110,6 +110,13 @@ class EnvFactoryFormatEnvironment(SnapshotEnvironment):
                                   parameters=params, write=not t.name.startswith(READ_PREFIXES)))
         return sorted(specs, key=lambda s: s.name)
 
+    def mcp_listing(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(name, description, input schema) per tool exactly as an MCP client lists them:
+        the raw docstring, the argument model's schema with its titles, in registration
+        order. `tools()` tidies these for models; the EnvFactory release's QueryGen
+        prompts show this raw form (its `MCPManager` lists `inputSchema`)."""
+        return [(t.name, t.description, t.parameters) for t in self._mcp_tools.values()]
+
     # -- Environment hooks: the contract's call() over the FastMCP wrappers -----------
 
     def _lookup(self, name: str) -> Any:

@@ -4,10 +4,13 @@ The prompts themselves are data (`release_prompts`); what fills their variables 
 the release (`src/gen/query_gen/utils.py`, `src/graph/tool_chain.py`, `tool_node.py`,
 `src/utils/utils.py` at eff3b22), reproduced here in behaviour: a conversation is the
 release's `[Turn i] (Previous|Current)` listing of steps, a tool list is Python's `str()` of
-each OpenAI-style function dict, a server's data is `## MCP Server <name>` and `str()` of
-its state, and model replies are read with the release's `parse_structured_output`
-(text before `</think>` is the thought, a last unclosed tag is closed, each tag's content
-is JSON when it parses, a repeated tag becomes a list).
+each OpenAI-style function dict as its MCP client lists the server (raw docstring, the
+argument schema with titles, registration order), the planner's tool trace is the graph
+node built from the release's metadata, a tool result is the text FastMCP sends back, a
+server's data is `## MCP Server <name>` and `str()` of its state, and model replies are
+read with the release's `parse_structured_output` (text before `</think>` is the thought,
+a last unclosed tag is closed, each tag's content is JSON when it parses, a repeated tag
+becomes a list).
 """
 
 from __future__ import annotations
@@ -16,16 +19,23 @@ import ast
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import to_json
+
 from envs import registry
+from envs.envfactory_format import EnvFactoryFormatEnvironment
+from envs.names import RELEASE_PREFIX as PREFIX
 from envs.names import qualify
+from envs.release_envs import get_release
 from envs.tools import ToolSpec
 
-__all__ = ["Step", "conversation", "function_dict", "generated_schemas", "parse_structured_output",
-           "scenario_schema_source", "server_scenario", "solutions", "tool_list", "tool_trace",
-           "trajectory_text", "user_knowledge"]
+__all__ = ["GraphTool", "Step", "conversation", "function_dict", "generated_schemas",
+           "graph_tool", "mcp_text", "parse_structured_output", "scenario_schema_source",
+           "server_scenario", "solutions", "tool_list", "tool_trace", "trajectory_text",
+           "user_knowledge"]
 
 #: one entry of a release turn's `steps` / `pass_k_trace`: {"role", "content", "think"?}
 Step = dict[str, Any]
@@ -72,16 +82,37 @@ def function_dict(env: str, spec: ToolSpec) -> dict[str, Any]:
             "parameters": spec.parameters}
 
 
+def _listed(env: str) -> list[dict[str, Any]]:
+    """`env`'s tools as `MCPManager.filter_tools` returns their `function` dicts: for an
+    EnvFactory-format server what its MCP `list_tools` answers (raw docstring, the
+    argument schema with titles, registration order); for others our `ToolSpec`s."""
+    instance = registry.create(env)
+    if isinstance(instance, EnvFactoryFormatEnvironment):
+        return [{"name": qualify(env, name), "description": description,
+                 "parameters": parameters}
+                for name, description, parameters in instance.mcp_listing()]
+    return [function_dict(env, spec) for spec in registry.get(env).specs()]
+
+
 def tool_list(envs: Sequence[str], *, only: set[str] | None = None,
               without: set[str] | None = None) -> str:
     """`get_mcp_server_tools`: one `str(function dict)` line per tool of `envs`."""
-    lines = []
-    for env in envs:
-        for spec in registry.get(env).specs():
-            name = qualify(env, spec.name)
-            if (only is None or name in only) and name not in (without or set()):
-                lines.append(f"{function_dict(env, spec)}\n")
-    return "".join(lines)
+    return "".join(f"{f}\n" for env in envs for f in _listed(env)
+                   if (only is None or f["name"] in only) and f["name"] not in (without or set()))
+
+
+def mcp_text(value: Any) -> str:
+    """A tool's return value as the release reads it back over MCP: FastMCP's content
+    conversion (a string as is, a list item by item, anything else
+    `pydantic_core.to_json(indent=2)`, None nothing), the texts joined with "," as
+    `MCPManager._call_tool_async` joins them."""
+    def texts(v: Any) -> list[str]:
+        if v is None:
+            return []
+        if isinstance(v, list | tuple):
+            return [t for item in v for t in texts(item)]
+        return [v if isinstance(v, str) else to_json(v, fallback=str, indent=2).decode()]
+    return ",".join(texts(value))
 
 
 def generated_schemas(schemas: Mapping[str, Any]) -> str:
@@ -154,15 +185,42 @@ def _param_lines(schema: Mapping[str, Any] | None) -> str:
     return text
 
 
-def tool_trace(tools: Sequence[tuple[str, ToolSpec]]) -> str:
+@dataclass(frozen=True)
+class GraphTool:
+    """A tool as a node of the release's tool graph holds it (`src/graph/tool_node.Tool`)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any] | None
+    output_schema: Mapping[str, Any] | None
+
+
+def graph_tool(env: str, spec: ToolSpec) -> GraphTool:
+    """The release builds its graph from `envs/metadata` (`build_tool_graph`), so a
+    release environment's tool is its metadata entry; other environments' tools are
+    our `ToolSpec` (their only description)."""
+    if env.startswith(PREFIX):
+        path = get_release(env).metadata
+        if path is not None:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for tool in data.get("tools") or []:
+                if isinstance(tool, dict) and tool.get("name") == spec.name:
+                    return GraphTool(qualify(env, spec.name), str(tool.get("description", "")),
+                                     tool.get("input_schema"), tool.get("output_schema"))
+    return GraphTool(qualify(env, spec.name), spec.description, spec.parameters,
+                     spec.output_schema)
+
+
+def tool_trace(tools: Sequence[GraphTool]) -> str:
     """`ToolQueryChain.trace`: `## Tool i` and the tool node's text, for the planner."""
     out = ""
-    for i, (env, spec) in enumerate(tools):
-        text = f"Tool name: {qualify(env, spec.name)}\nTool description: {spec.description}\n"
-        inputs = _param_lines(spec.parameters).strip()
-        text += (f"Input parameters (Required: {spec.parameters.get('required', [])}):\n"
-                 f"{inputs}\n" if inputs else "Input parameters: None\n")
-        outputs = _param_lines(spec.output_schema).strip()
+    for i, tool in enumerate(tools):
+        text = f"Tool name: {tool.name}\nTool description: {tool.description}\n"
+        inputs = _param_lines(tool.input_schema).strip()
+        required = (tool.input_schema or {}).get("required", [])
+        text += (f"Input parameters (Required: {required}):\n{inputs}\n" if inputs
+                 else "Input parameters: None\n")
+        outputs = _param_lines(tool.output_schema).strip()
         text += f"Output fields:\n{outputs}\n" if outputs else "Output fields: None\n"
         out += f"## Tool {i}\n{text.rstrip()}\n"
     return out

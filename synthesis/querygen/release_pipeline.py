@@ -159,7 +159,7 @@ class _Run:
         """One attempt (the chain loop retries): True once the scenario is written."""
         planner = self.agent("ScenarioPlanner", "0")
         prompt = planner.prompts[-1] if planner.prompts else rp.scenario_planner_user(
-            tool_call_trace=rc.tool_trace([(s.env, _spec(s.env, s.tool))
+            tool_call_trace=rc.tool_trace([rc.graph_tool(s.env, _spec(s.env, s.tool))
                                            for s in self.chain.steps]))
         try:
             out = await planner.run(rp.scenario_planner_system(), prompt)
@@ -285,9 +285,10 @@ class _Run:
             if not user and name in self.user_tools:
                 return rp.inline(rp.CONV, "solve", assigned="tool_response").format(name)
             parts = split_name(name, {e: None for e in world.envs})
-            if parts is None:
-                return world.call_qualified(name, tool.get("arguments")).text()
-            return world.call(*parts, tool.get("arguments") or {}).text()
+            result = world.call_qualified(name, tool.get("arguments")) if parts is None \
+                else world.call(*parts, tool.get("arguments") or {})
+            # a success as the release's MCP client reads it back; failures keep our text
+            return rc.mcp_text(result.content) if result.ok else result.text()
         except Exception as e:  # noqa: BLE001 - the release's execute() answers any error
             return rp.inline("src/gen/__init__.py", "execute", assigned="err_msg").format(
                 tool, repr(e))
