@@ -254,10 +254,8 @@ def test_suites_name_existing_task_files_and_functions() -> None:
     # the paper's table: every benchmark, BFCL stratified by category, MCP-Atlas on what
     # can run here; user and judge required
     assert [(t.task, t.args, t.stratify) for t in SUITES["paper"]] == [
-        ("tasks/bfcl_multiturn/bfcl_multiturn.py@bfcl_multiturn", {"category": "all"},
-         "category"),
-        ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {"category": "all"},
-         "category"),
+        ("tasks/bfcl_multiturn/bfcl_multiturn.py@bfcl_multiturn", {}, "category"),
+        ("tasks/bfcl_singleturn/bfcl_singleturn.py@bfcl_singleturn", {}, "category"),
         ("tasks/tau2/tau2.py@tau2_airline", {}, None),
         ("tasks/tau2/tau2.py@tau2_retail", {}, None),
         ("tasks/tau2/tau2.py@tau2_telecom", {}, None),

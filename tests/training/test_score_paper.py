@@ -154,7 +154,7 @@ def test_roles_epochs_and_a_selection_reach_inspect_unchanged() -> None:
     assert flags == {"--model-role": ["user=openai/gpt-4.1", f"judge={JUDGE}"],
                      "--epochs": ["4"],
                      "--sample-id": ["multi_turn_base_0,multi_turn_miss_func_0"],
-                     "--limit": [], "-T": ["category=all"]}
+                     "--limit": [], "-T": []}
     assert parse_cli_args(flags["--model-role"]) == {"user": "openai/gpt-4.1", "judge": JUDGE}
     with pytest.raises(ScoreError, match="comma"):
         eval_set_argv(task, ModelTarget(model=ORACLE), Path("/s"), limit=None,
