@@ -22,6 +22,22 @@ from leaderboard.records import Cell, GapCell, GapRow, LogRecord, RowInfo
 __all__ = ["gap_cell", "reproduction_gaps", "settings_against_paper"]
 
 
+def _atlas_subset(settings: dict[str, str]) -> str:
+    """MCP-Atlas's subset as its log records it (`tasks/mcp_atlas`: `subset` defaults to
+    the tasks needing only keyless local servers, and tasks it cannot run are skipped):
+    "" for all tasks, all run."""
+    subset = settings.get("mcp_atlas_subset")
+    runnable, population = settings.get("mcp_atlas_runnable"), settings.get("mcp_atlas_population")
+    if subset is None:
+        return ""
+    ran = (f"{runnable} of {population} tasks run" if runnable and population
+           and runnable != population else "")
+    if subset == "all" and not ran:
+        return ""
+    return f"subset {subset}" + (f", {ran} (the others skipped, listed in the log)"
+                                 if ran else "")
+
+
 def settings_against_paper(records: list[LogRecord], protocol: PaperProtocol
                            ) -> tuple[list[str], list[str]]:
     """(settings known to differ from the paper's, settings the paper does not state)
@@ -36,16 +52,18 @@ def settings_against_paper(records: list[LogRecord], protocol: PaperProtocol
     for rec in records:
         where = rec.benchmark
         settings = rec.comparability
+        paper_subset = f" (the paper: {protocol.subset or 'every sample'})"
         if rec.limit is not None and "sample_id" not in settings:
-            add(differs, f"{where}: subset --limit {rec.limit}"
-                + (f" (the paper: {protocol.subset})" if protocol.subset else
-                   " (the paper: every sample)"))
+            add(differs, f"{where}: subset --limit {rec.limit}{paper_subset}")
         if "sample_id" in settings:
             add(differs, f"{where}: subset --sample-id {settings['sample_id']}")
         options = [f"{k}={v}" for k, v in rec.options_passed.items()]
         if options:
             add(differs, f"{where}: task option(s) {', '.join(options)} (the paper: the "
                          f"benchmark as shipped)")
+        atlas = _atlas_subset(settings)
+        if atlas:
+            add(differs, f"{where}: {atlas}{paper_subset}")
         for role in ROLES.get(rec.benchmark, ()):
             model = settings.get(f"role.{role}")
             paper = getattr(protocol, role, None)

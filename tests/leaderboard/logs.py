@@ -153,7 +153,8 @@ def released_checkpoint_logs(root: Path) -> Path:
         interval is [1/3, 2/3];
       - VitaBench delivery alone, judge bound but no user: rewards 1, 0, 0, 0 → 0.25
         (the average is partial: in-store and OTA missing);
-      - MCP-Atlas in full with judge `openai/gpt-4.1-mini`: coverage 1.0, 0.8, 0.5, 0.0
+      - MCP-Atlas in full (subset `all`, 4 of 4 tasks run) with judge
+        `openai/gpt-4.1-mini`: coverage 1.0, 0.8, 0.5, 0.0
         → pass@0.75 0.5, mean coverage 0.575;
     * `Qwen/Qwen3-4B` run as `inspect eval --model hf/Qwen/Qwen3-4B` (no provenance): BFCL
       multi-turn in full, base 4/4, miss_func 0/4 → 0.5;
@@ -184,7 +185,8 @@ def released_checkpoint_logs(root: Path) -> Path:
               model_roles={"judge": "openai/gpt-4.1-mini"}, **served)
     write_log(root / "ef4b-mcp.eval", task="mcp_atlas", scorer="mcp_atlas_scorer",
               scores=[(f"t{i}", 1, c) for i, c in enumerate((1.0, 0.8, 0.5, 0.0))],
-              metadata={"benchmark": "mcp_atlas", **prov},
+              metadata={"benchmark": "mcp_atlas", "mcp_atlas_subset": "all",
+                        "mcp_atlas_population": 4, "mcp_atlas_runnable": 4, **prov},
               model_roles={"judge": "openai/gpt-4.1-mini"}, **served)
     write_log(root / "qwen4b-bfcl.eval", task="bfcl_multiturn", model="hf/Qwen/Qwen3-4B",
               scores=bfcl, metadata=BFCL_META)

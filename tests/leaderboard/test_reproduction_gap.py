@@ -154,10 +154,11 @@ def test_the_gap_table_renders_in_a_browser(built: tuple[Leaderboard, Path]) -> 
         browser.close()
 
 
-def _record(benchmark: str, options: dict[str, str] | None = None, **settings: str
-            ) -> LogRecord:
+def _record(benchmark: str, settings: dict[str, str] | None = None,
+            options: dict[str, str] | None = None) -> LogRecord:
     """A log's record as `leaderboard.read` makes it: `comparability` holds every task
     argument Inspect records (defaults included), `options_passed` the `-T` ones."""
+    settings = settings or {}
     limit = settings.get("limit")
     return LogRecord(path=f"{benchmark}.eval", task=benchmark, benchmark=benchmark, model="m",
                      row="m", created="2026-06-01", status="success",
@@ -170,18 +171,33 @@ def _record(benchmark: str, options: dict[str, str] | None = None, **settings: s
 
 @pytest.mark.parametrize(("protocol", "record", "differs", "unconfirmed"), [
     # the paper's user named and used: nothing to mark
-    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", **{"role.user": "openai/gpt-4.1"}),
+    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", {"role.user": "openai/gpt-4.1"}),
      [], []),
-    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", **{"role.user": "openai/gpt-4o"}),
+    (PaperProtocol(user="openai/gpt-4.1"), _record("tau2", {"role.user": "openai/gpt-4o"}),
      ["tau2: user openai/gpt-4o (the paper: openai/gpt-4.1)"], []),
-    (PaperProtocol(), _record("mcp_atlas", {"servers": "a,b"}, **{"role.judge": "j"}),
+    (PaperProtocol(), _record("mcp_atlas", {"role.judge": "j"}, {"servers": "a,b"}),
      ["mcp_atlas: task option(s) servers=a,b (the paper: the benchmark as shipped)"],
      ["mcp_atlas: judge j (the paper names none)"]),
-    (PaperProtocol(), _record("vitabench", sample_id='["d-1"]', limit="all"),
+    (PaperProtocol(), _record("vitabench", {"sample_id": '["d-1"]'}),
      ['vitabench: subset --sample-id ["d-1"]', "vitabench: no user role bound (the "
       "checkpoint played its own user)", "vitabench: no judge role bound"], []),
-    (PaperProtocol(subset="the public split"), _record("bfcl_multi_turn", limit="5"),
+    (PaperProtocol(subset="the public split"), _record("bfcl_multi_turn", {"limit": "5"}),
      ["bfcl_multi_turn: subset --limit 5 (the paper: the public split)"], []),
+    # MCP-Atlas's own subset (default `offline`) and the tasks it skipped, from its metadata
+    (PaperProtocol(), _record("mcp_atlas", {"role.judge": "j", "mcp_atlas_subset": "offline",
+                                              "mcp_atlas_population": "120",
+                                              "mcp_atlas_runnable": "120"}),
+     ["mcp_atlas: subset offline (the paper: every sample)"],
+     ["mcp_atlas: judge j (the paper names none)"]),
+    (PaperProtocol(), _record("mcp_atlas", {"role.judge": "j", "mcp_atlas_subset": "all",
+                                              "mcp_atlas_population": "500",
+                                              "mcp_atlas_runnable": "37"}),
+     ["mcp_atlas: subset all, 37 of 500 tasks run (the others skipped, listed in the log) "
+      "(the paper: every sample)"], ["mcp_atlas: judge j (the paper names none)"]),
+    (PaperProtocol(), _record("mcp_atlas", {"role.judge": "j", "mcp_atlas_subset": "all",
+                                              "mcp_atlas_population": "500",
+                                              "mcp_atlas_runnable": "500"}),
+     [], ["mcp_atlas: judge j (the paper names none)"]),
 ])
 def test_settings_against_a_stated_protocol(protocol: PaperProtocol, record: LogRecord,
                                             differs: list[str], unconfirmed: list[str]
