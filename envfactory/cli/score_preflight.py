@@ -18,7 +18,29 @@ from typing import Any
 from training.autoscore import Preflight, SuiteTask, TaskCheck
 from training.reporting import Say
 
-__all__ = ["task_preflight"]
+__all__ = ["check_roles", "task_preflight"]
+
+#: providers whose model, once made, loads weights or starts a server: not made to check
+_HEAVY_PROVIDERS = ("hf/", "vllm/", "sglang/", "llama-cpp-python/", "transformer_lens/",
+                    "nnterp/")
+
+
+def check_roles(roles: Mapping[str, str]) -> None:
+    """Make each role's model once, before anything runs, so that an unknown provider, a
+    missing API key or a judge that cannot judge (`envfactory/oracle`) is one error now,
+    not every task failing at its start. Raises the harness's one-line errors."""
+    from inspect_ai.model import get_model
+
+    from harness.judge import judge_model, model_errors
+
+    for role, model in roles.items():
+        if model.startswith(_HEAVY_PROVIDERS):
+            continue
+        if role == "judge":
+            judge_model(model)
+        else:
+            with model_errors(role, model):
+                get_model(model, memoize=False)
 
 
 def _task_function(task: SuiteTask) -> Any:

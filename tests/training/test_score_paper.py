@@ -141,6 +141,24 @@ def test_the_paper_suite_refuses_a_run_without_its_user_and_judge(tmp_path: Path
         score_checkpoint(tmp_path, suite="paper")
 
 
+@pytest.mark.usefixtures("scripted_roles")
+def test_role_models_that_cannot_start_are_refused_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = ["score", "run", ORACLE, "--serve", "inspect", "--suite", "paper",
+            "--log-dir", str(tmp_path / "scores")]
+    for roles, expected in (
+            (["--user", USER, "--judge", ORACLE], "envfactory/oracle cannot judge"),
+            (["--user", "nosuch/model", "--judge", JUDGE],
+             "the user model 'nosuch/model': Model API nosuch"),
+            (["--user", "openai/gpt-4.1", "--judge", JUDGE],
+             "the user model openai/gpt-4.1 cannot start")):
+        refused = CliRunner().invoke(app, [*base, *roles])
+        assert refused.exit_code == 1, roles
+        assert expected in " ".join(refused.output.split()), refused.output
+    assert not (tmp_path / "scores").exists()
+
+
 def test_roles_epochs_and_a_selection_reach_inspect_unchanged() -> None:
     task = paper_task("bfcl_multiturn")
     argv = eval_set_argv(task, ModelTarget(model=ORACLE), Path("/s"), limit=None,
