@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,13 +86,24 @@ def function_dict(env: str, spec: ToolSpec) -> dict[str, Any]:
 def _listed(env: str) -> list[dict[str, Any]]:
     """`env`'s tools as `MCPManager.filter_tools` returns their `function` dicts: for an
     EnvFactory-format server what its MCP `list_tools` answers (raw docstring, the
-    argument schema with titles, registration order); for others our `ToolSpec`s."""
+    argument schema with titles, registration order); for others our `ToolSpec`s.
+    Importing a server takes most of a second, so a release server's listing is kept
+    per file version."""
+    stamp = None
+    if env.startswith(PREFIX):
+        server = get_release(env).server
+        stamp = (str(server), server.stat().st_mtime_ns)
+    return [dict(f) for f in _listing(env, stamp)]
+
+
+@lru_cache(maxsize=256)
+def _listing(env: str, stamp: tuple[str, int] | None) -> tuple[dict[str, Any], ...]:
     instance = registry.create(env)
     if isinstance(instance, EnvFactoryFormatEnvironment):
-        return [{"name": qualify(env, name), "description": description,
-                 "parameters": parameters}
-                for name, description, parameters in instance.mcp_listing()]
-    return [function_dict(env, spec) for spec in registry.get(env).specs()]
+        return tuple({"name": qualify(env, name), "description": description,
+                      "parameters": parameters}
+                     for name, description, parameters in instance.mcp_listing())
+    return tuple(function_dict(env, spec) for spec in registry.get(env).specs())
 
 
 def tool_list(envs: Sequence[str], *, only: set[str] | None = None,

@@ -5,7 +5,8 @@ environment by a driver kept outside this repository) and ours were pointed at o
 recording OpenAI-compatible server answering from the scripted `responder` below, on the
 same chains (`CHAINS`) for each preset. What the release sent is kept in
 `tests/data/querygen_release/<preset>.json` without its text (the release has no
-licence): per request, the role sequence and each message's sha256 and length. This test
+licence): per request, the role sequence, each message's sha256 and length, its keys
+and content type, and the request's other fields (model and sampling settings). This test
 replays ours on the same chains and script and compares, request for request.
 
 The release's solver rollouts run concurrently, so the order requests arrive in is not
@@ -34,7 +35,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -204,19 +205,29 @@ def agent_of(messages: list[tuple[str, str]]) -> str | None:
 ROLLOUT = {"solver", "judge", "user", "user_tools"}
 
 
-def canonical(requests: list[list[tuple[str, str]]]) -> list[dict[str, Any]]:
-    """Digests in an order independent of how the k concurrent rollouts interleave: in
-    arrival order, except that each run of rollout requests (solver, judge, user) is
-    sorted by agent, then length, then digest."""
+def shape(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a request holds besides its messages' text (no release text in it): its
+    other fields (model, sampling settings, tools...) and, per Chat Completions message,
+    its keys and the type of its content."""
+    return {"settings": {k: v for k, v in body.items() if k != "messages"},
+            "forms": [[*sorted(m), type(m.get("content")).__name__]
+                      for m in body.get("messages") or []]}
+
+
+def canonical(bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Digests (with each request's `shape`) in an order independent of how the k
+    concurrent rollouts interleave: in arrival order, except that each run of rollout
+    requests (solver, judge, user) is sorted by agent, then length, then digest."""
     keyed = []
     block, previous = 0, None
-    for n, messages in enumerate(requests):
+    for n, body in enumerate(bodies):
+        messages = messages_of(body)
         agent = agent_of(messages)
         rollout = agent in ROLLOUT
         if not (rollout and previous):
             block += 1
         previous = rollout
-        d = digest(messages)
+        d = digest(messages) | shape(body)
         keyed.append(((block, str(agent) if rollout else "", len(messages) if rollout else n,
                        json.dumps(d, sort_keys=True)), d))
     return [d for _, d in sorted(keyed, key=lambda kd: kd[0])]
@@ -224,15 +235,15 @@ def canonical(requests: list[list[tuple[str, str]]]) -> list[dict[str, Any]]:
 
 # -- ours ----------------------------------------------------------------------------------
 
-def run_ours(preset_name: str) -> list[list[list[tuple[str, str]]]]:
-    """Our release pipeline on every chain; per chain, the requests it sent."""
+def run_ours(preset_name: str) -> list[list[dict[str, Any]]]:
+    """Our release pipeline on every chain; per chain, the request bodies it sent."""
     from inspect_ai.model import get_model
 
     from synthesis.chain import ChainStep, ToolChain
     from synthesis.querygen import preset
     from synthesis.querygen.release_pipeline import release_synthesize
 
-    per_chain: list[list[list[tuple[str, str]]]] = []
+    per_chain: list[list[dict[str, Any]]] = []
     with RecordingServer(responder) as server:
         # an OpenAI-compatible server, as the release's vLLM/SGLang models are reached
         model = get_model("openai-api/scripted/scripted", base_url=server.url,
@@ -244,12 +255,13 @@ def run_ours(preset_name: str) -> list[list[list[tuple[str, str]]]]:
                               steps=[ChainStep(env=f"release/{name}", tool=t) for t, _ in steps])
             asyncio.run(release_synthesize(chain, preset(preset_name), traj_id=f"c{seed}",
                                            models=models))
-            per_chain.append([messages_of(r.body) for r in server.requests[before:]])
+            per_chain.append([r.body for r in server.requests[before:]])
     return per_chain
 
 
 def differences(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[str]:
-    """Each request/message that differs, as 'request i message j (role)'."""
+    """Each request/message that differs, as 'request i message j (role)', and each
+    request whose settings or message forms differ."""
     found = []
     if len(expected) != len(got):
         found.append(f"{len(got)} requests, expected {len(expected)}")
@@ -260,6 +272,10 @@ def differences(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> li
         for j, (em, gm) in enumerate(zip(e["messages"], g["messages"], strict=True)):
             if em != gm:
                 found.append(f"request {i} message {j} ({e['roles'][j]})")
+        if e["settings"] != g["settings"]:
+            found.append(f"request {i}: settings {g['settings']}, expected {e['settings']}")
+        if e["forms"] != g["forms"]:
+            found.append(f"request {i}: message forms {g['forms']}, expected {e['forms']}")
     return found
 
 
@@ -295,7 +311,9 @@ def test_the_recordings_cover_every_preset_and_chain() -> None:
         for chain in recorded["chains"]:
             assert chain["requests"], f"{preset_name} {chain['server']}: no requests"
             for request in chain["requests"]:
-                assert len(request["roles"]) == len(request["messages"])
+                assert len(request["roles"]) == len(request["messages"]) \
+                    == len(request["forms"])
+                assert request["settings"]["model"] == "scripted"
                 assert all(len(m["sha256"]) == 64 for m in request["messages"])
             assert all(k["where"] and k["why"] for k in chain["known_differences"])
 
