@@ -16,9 +16,9 @@ launches `python -m verl.trainer.main_ppo` with those overrides plus the paths:
 - `trainer.default_local_dir`: the output directory, whose `global_step_*` checkpoints
   are stamped with provenance afterwards (auto-scoring groups them by run).
 
-verl's trainer needs GPUs (NCCL and a vLLM/SGLang server; notes/training.md §3.2), in a
-`verl[vllm]` environment of its own: the command refuses to start without CUDA instead of
-hanging. Everything on our side of the rollout (tools, sessions, reward) runs and is
+verl's trainer needs GPUs (NCCL and a vLLM/SGLang server; notes/training.md §3.2), in an
+environment of its own (`.venv-gpu`, `make install-gpu`): the command refuses to start
+without CUDA instead of hanging. Everything on our side of the rollout (tools, sessions, reward) runs and is
 tested on CPU.
 """
 
@@ -110,7 +110,7 @@ def run_grpo(config: GrpoConfig) -> list[Path]:
         import verl  # noqa: F401
     except ImportError as e:
         raise RuntimeError(f"GRPO needs the train stack with verl ({e}); see "
-                           "`make install-train` and, on a GPU machine, verl[vllm]") from e
+                           "`make install-train`, and on a GPU machine `make install-gpu`") from e
     if not torch.cuda.is_available():
         raise RuntimeError("verl's trainer needs CUDA GPUs (NCCL and a vLLM/SGLang rollout "
                            "server); it cannot run on this machine. Our tools and reward "
