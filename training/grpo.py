@@ -18,8 +18,8 @@ launches `python -m verl.trainer.main_ppo` with those overrides plus the paths:
 
 verl's trainer needs GPUs (NCCL and a vLLM/SGLang server; notes/training.md §3.2), in an
 environment of its own (`.venv-gpu`, `make install-gpu`): the command refuses to start
-without CUDA instead of hanging. Everything on our side of the rollout (tools, sessions, reward) runs and is
-tested on CPU.
+without CUDA instead of hanging. Everything on our side of the rollout (tools, sessions,
+reward) runs and is tested on CPU.
 """
 
 from __future__ import annotations
