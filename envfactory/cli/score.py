@@ -18,7 +18,7 @@ from rich.table import Table
 from envfactory.cli.errors import CommandError
 from envfactory.cli.progress import stage_bars
 from envfactory.cli.score_preflight import check_roles, task_preflight
-from training.autoscore.scoring import ScoreResult, score_model
+from training.autoscore.scoring import ScoreResult, require_roles, score_model
 from training.autoscore.suites import SUITES, Suite
 from training.autoscore.watching import watch
 from training.reporting import say_on
@@ -118,7 +118,9 @@ def _score(model: str, suite: str, console: Console, install_mcp_servers: bool,
     """One scoring with the preflight and the progress bars; MCP-Atlas servers installed
     first when asked (a suite with MCP-Atlas only: others need none)."""
     chosen = check_suite(suite)
-    check_roles(options.get("roles") or {})
+    roles = options.get("roles") or {}
+    require_roles(chosen, roles)  # what is missing before what is given but broken
+    check_roles(roles)
     if install_mcp_servers:
         if not any("mcp_atlas" in task.task for task in SUITES[chosen]):
             raise typer.BadParameter(f"--suite {suite} has no MCP-Atlas task",

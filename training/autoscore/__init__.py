@@ -82,6 +82,7 @@ from training.autoscore.scoring import (
     ScoreResult,
     TaskCheck,
     TaskScore,
+    require_roles,
     score_checkpoint,
     score_model,
 )
@@ -121,7 +122,8 @@ __all__ = [
     "checkpoint_hf_target", "checkpoint_label", "download_checkpoint", "eval_set_argv",
     "find_checkpoints", "hf_target", "hub_provenance", "inspect_checkpoint", "inspect_command",
     "leaf_name", "needs_merge", "parse_hub_spec", "peft_available", "pick_model_name",
-    "provenance_metadata", "resolve_provenance", "results_dir", "score_checkpoint",
-    "score_model", "served_models", "scoring_beside", "spawn", "stop_process_group",
-    "task_progress", "url_target", "vllm_command", "vllm_server", "watch", "watch_command",
+    "provenance_metadata", "require_roles", "resolve_provenance", "results_dir",
+    "score_checkpoint", "score_model", "served_models", "scoring_beside", "spawn",
+    "stop_process_group", "task_progress", "url_target", "vllm_command", "vllm_server",
+    "watch", "watch_command",
 ]

@@ -151,16 +151,20 @@ def _check(request: _Scoring) -> None:
             and not request.serve.startswith(("http://", "https://"))):
         raise ScoreError(f"--serve {request.serve!r}: use hf, vllm, inspect or an http(s):// "
                          "base URL")
-    missing = [role for role in SUITE_ROLES.get(request.suite, ())
-               if not request.roles.get(role)]
+    require_roles(request.suite, request.roles)
+    if request.epochs is not None and request.epochs < 1:
+        raise ScoreError(f"--epochs {request.epochs}: must be at least 1")
+
+
+def require_roles(suite: str, roles: Mapping[str, str]) -> None:
+    """Refuse a suite run without the roles it pins (`SUITE_ROLES`), naming the options."""
+    missing = [role for role in SUITE_ROLES.get(suite, ()) if not roles.get(role)]
     if missing:
         raise ScoreError(
-            f"--suite {request.suite} pins the models of the {' and '.join(missing)} "
+            f"--suite {suite} pins the models of the {' and '.join(missing)} "
             f"role{'s' if len(missing) > 1 else ''}: give "
             f"{' '.join(f'--{role} MODEL' for role in missing)} (the same for every "
             "checkpoint compared, so that all are simulated and judged alike)")
-    if request.epochs is not None and request.epochs < 1:
-        raise ScoreError(f"--epochs {request.epochs}: must be at least 1")
 
 
 def _suite_metadata(request: _Scoring) -> dict[str, Any]:
