@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.calls < 2:
         ap.error("--calls must be at least 2 (the marginal is over the extra calls)")
 
-    from inspect_ai import __version__
+    from importlib.metadata import version
+
     from rich.console import Console
     from rich.table import Table
 
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                           "tools_ms_per_call": round(with_tools - without, 2),
                           "tools_share": round((with_tools - without) / with_tools, 3)
                           if with_tools > 0 else 0.0}
-    table = Table(title=f"Inspect {__version__}: marginal CPU per model call, mockllm, "
+    inspect_version = version("inspect_ai")
+    table = Table(title=f"Inspect {inspect_version}: marginal CPU per model call, mockllm, "
                   f"{args.tools} BFCL-sized tools vs none; load avg "
                   f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for col in ("setting", f"{args.tools} tools ms/call", "no tools ms/call",
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for label, f in figures.items():
         table.add_row(label, *(str(v) for v in f.values()))
     console.print(table)
-    line = {"inspect_ai": __version__, "samples": args.samples, "calls": args.calls,
+    line = {"inspect_ai": inspect_version, "samples": args.samples, "calls": args.calls,
             "tools": args.tools, "load_average": list(os.getloadavg()), "settings": figures}
     print(json.dumps(line), flush=True)
     return line

@@ -54,11 +54,16 @@ def responses_form(official: Mapping[str, Any]) -> dict[str, Any]:
     Responses handler builds it (`convert_to_tool` for `OpenAI_Responses`): `type`, `name`,
     `description`, `parameters` at top level; no `strict`, no extra keys (the API has no
     place for e.g. BFCL's `response`)."""
+    return copy.deepcopy(_responses_shape(official))
+
+
+def _responses_shape(official: Mapping[str, Any]) -> dict[str, Any]:
+    """`responses_form` sharing the official object's values (no copy)."""
     function = official["function"]
     out: dict[str, Any] = {"type": "function", "name": function["name"]}
     for key in ("description", "parameters"):
         if key in function:
-            out[key] = copy.deepcopy(function[key])
+            out[key] = function[key]
     return out
 
 
@@ -76,10 +81,14 @@ def verbatim(info: ToolInfo, official: Mapping[str, Any],
         raise ValueError(f"official tool {official['function'].get('name')!r} is not "
                          f"{info.name!r}")
     install()
-    chat = copy.deepcopy(dict(official))
-    resp = copy.deepcopy(dict(responses)) if responses is not None else responses_form(official)
-    key = text_sha256(json.dumps([chat, resp]))
-    _OBJECTS.setdefault(key, (chat, resp))
+    # one serialisation is both the content key and the private copy (cheaper than two
+    # deep copies; BFCL builds ~50 of these per entry)
+    text = json.dumps([official, responses if responses is not None
+                       else _responses_shape(official)])
+    key = text_sha256(text)
+    if key not in _OBJECTS:
+        chat, resp = json.loads(text)
+        _OBJECTS[key] = (chat, resp)
     return info.model_copy(update={"options": {**(info.options or {}), VERBATIM_KEY: key}})
 
 

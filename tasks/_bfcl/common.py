@@ -19,15 +19,27 @@ __all__ = ["check_version", "dataset_metadata", "hint_applied_by_loader", "langu
 
 
 class SharedToolInfo(ToolInfo):
-    """A tool schema Inspect shares instead of deep-copying on every model call.
+    """A tool schema Inspect shares instead of copying on every model call.
 
-    Multi-turn entries offer up to 32 tools (~23 KB); Inspect deep-copies the tool list
-    twice per call, which was 17% of harness time (benchmarks/harness_overhead.py).
-    Nothing mutates a schema after it is built, so a shallow copy is equivalent.
+    Multi-turn entries offer up to 32 tools (~26 KB); Inspect deep-copies the tool list
+    twice per call (`prepare_tools`, the model event's snapshot), which was 17% of
+    harness time (benchmarks/harness_overhead.py), and its log writer copies every tool
+    of every model event again (`walk_tools`, to swap a long description for an
+    attachment reference). Nothing mutates a schema after it is built, so a copy that
+    changes nothing is the schema itself (about a third of the copies of a BFCL run);
+    a copy that changes a field is a shallow one.
     """
 
     def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+        # identity, not equality: comparing two schemas field by field costs more than
+        # the copy it would save (the attachment pass hands back the same string object
+        # when it keeps a description)
+        if not update or all(getattr(self, k, _MISSING) is v for k, v in update.items()):
+            return self
         return super().model_copy(update=update, deep=False)
+
+
+_MISSING = object()
 
 
 def language_hint(functions: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
@@ -104,6 +116,32 @@ def official_tools(
     parsing and non-OpenAI providers); OpenAI-style providers send the official objects
     themselves, unchanged (`harness.verbatim_tools`).
     """
+    key = (json.dumps(functions), category, in_place, hint)
+    known = _TOOLS.get(key)
+    if known is not None:  # same functions as an earlier entry: same tools, same edit
+        after, cached = known
+        if after is not None:
+            for function, edited in zip(functions, json.loads(after), strict=True):
+                function.clear()
+                function.update(edited)
+        return list(cached)
+    tools = _official_tools(functions, category, in_place=in_place, hint=hint)
+    if len(_TOOLS) >= _TOOLS_CAP:
+        _TOOLS.clear()
+    _TOOLS[key] = (json.dumps(functions) if in_place else None, tuple(tools))
+    return tools
+
+
+#: (functions JSON, category, in_place, hint) -> (the functions after the in-place
+#: hint, or None; the tools). Entries share tool sets (BFCL multi-turn has a few hundred
+#: distinct ones), and building one costs bfcl-eval's `convert_to_tool` (deep copies)
+#: plus Inspect's validation of every schema.
+_TOOLS: dict[tuple[str, str, bool, bool], tuple[str | None, tuple[ToolInfo, ...]]] = {}
+_TOOLS_CAP = 1024
+
+
+def _official_tools(functions: list[dict[str, Any]], category: str, *, in_place: bool,
+                    hint: bool) -> list[ToolInfo]:
     chat, responses = official_tool_objects(functions, category, in_place=in_place,
                                             hint=hint)
     tools: list[ToolInfo] = []
