@@ -262,10 +262,11 @@ class Server:
 
 # -- running a harness ------------------------------------------------------------------
 
-#: prepended to a child's `-c` code under `--profile`: one cProfile per thread (the
-#: official handler works in a thread pool), merged into $BENCH_PROFILE_OUT at exit
-PROFILER = """
-import atexit as _atexit, cProfile as _cprofile, os as _os, threading as _threading, time as _time
+def profiler_code(out: Path) -> str:
+    """Prepended to a child's `-c` code under `--profile`: one cProfile per thread (the
+    official handler works in a thread pool; thread CPU time), merged into `out` at exit."""
+    return f"""
+import atexit as _atexit, cProfile as _cprofile, threading as _threading, time as _time
 _profiles = []
 def _profile_thread(*_args):
     _p = _cprofile.Profile(_time.thread_time); _profiles.append(_p); _p.enable()
@@ -273,10 +274,12 @@ _threading.setprofile(_profile_thread)
 _profile_thread()
 def _dump_profiles():
     import pstats
-    pstats.Stats(*_profiles).dump_stats(_os.environ["BENCH_PROFILE_OUT"])
+    pstats.Stats(*_profiles).dump_stats({str(out)!r})
 _atexit.register(_dump_profiles)
 """
-#: the `inspect` console script, as `-c` code (so that PROFILER can go in front)
+
+
+#: the `inspect` console script, as `-c` code (so that `profiler_code` can go in front)
 INSPECT_LAUNCHER = """
 import sys
 from inspect_ai._cli.main import main
@@ -345,11 +348,11 @@ def run_official(python: Path, entries: list[dict[str, Any]], server: Server,
     for e in entries:
         ids.setdefault(e["id"].rsplit("_", 1)[0], []).append(e["id"])
     (project / "test_case_ids_to_generate.json").write_text(json.dumps(ids))
-    code = (PROFILER if profile else "") + OFFICIAL_LAUNCHER
+    code = (profiler_code(profile) if profile else "") + OFFICIAL_LAUNCHER
     cmd = [str(python), "-c", code, "generate", "--model", MODEL,
            "--run-ids", "--num-threads", str(THREADS), "--result-dir", "result", "-o"]
     env = {"BFCL_PROJECT_ROOT": str(project), "OPENAI_BASE_URL": server.url,
-           "OPENAI_API_KEY": "bench", **({"BENCH_PROFILE_OUT": str(profile)} if profile else {})}
+           "OPENAI_API_KEY": "bench"}
     server.reset()
     run = run_timed(cmd, env, project)
     run["requests"] = server.requests()
@@ -363,7 +366,7 @@ def run_ours(options: list[str], entries: list[dict[str, Any]], server: Server,
     log_dir = Path(tempfile.mkdtemp(dir=workdir, prefix="ours_"))
     categories = sorted({e["id"].rsplit("_", 1)[0].removeprefix("multi_turn_")
                          for e in entries})
-    launcher = ([sys.executable, "-c", PROFILER + INSPECT_LAUNCHER] if profile
+    launcher = ([sys.executable, "-c", profiler_code(profile) + INSPECT_LAUNCHER] if profile
                 else [str(Path(sys.executable).parent / "inspect")])
     cmd = [*launcher, "eval", "tasks/bfcl_multiturn",
            "--model", f"openai-api/local/{MODEL}", "--model-base-url", server.url,
@@ -371,8 +374,7 @@ def run_ours(options: list[str], entries: list[dict[str, Any]], server: Server,
            "--sample-id", ",".join(e["id"] for e in entries), "--log-dir", str(log_dir),
            *options]
     server.reset()
-    env = {"LOCAL_API_KEY": "bench", **({"BENCH_PROFILE_OUT": str(profile)} if profile else {})}
-    run = run_timed(cmd, env, ROOT)
+    run = run_timed(cmd, {"LOCAL_API_KEY": "bench"}, ROOT)
     run["requests"] = server.requests()
     run["accuracy"] = accuracy(log_dir)
     return run

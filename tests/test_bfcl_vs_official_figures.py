@@ -4,13 +4,12 @@ records the worker threads (where the official handler does its work)."""
 
 from __future__ import annotations
 
-import os
 import pstats
 import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.bfcl_vs_official import PROFILER, ROOT, owner_of, per_request
+from benchmarks.bfcl_vs_official import ROOT, owner_of, per_request, profiler_code
 
 
 def test_marginal_is_the_long_run_less_the_one_entry_run() -> None:
@@ -47,15 +46,14 @@ def test_owner_of_a_profiled_file() -> None:
 
 def test_child_profiler_records_worker_threads(tmp_path: Path) -> None:
     out = tmp_path / "child.prof"
-    code = PROFILER + (
+    code = profiler_code(out) + (
         "import threading\n"
         "def spin():\n"
         "    sum(i * i for i in range(20000))\n"
         "threads = [threading.Thread(target=spin) for _ in range(3)]\n"
         "[t.start() for t in threads]\n"
         "[t.join() for t in threads]\n")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={**os.environ, "BENCH_PROFILE_OUT": str(out)})
+    subprocess.run([sys.executable, "-c", code], check=True)
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     calls = sum(v[1] for (_file, _line, name), v in stats.items() if name == "spin")
     assert calls == 3  # each worker thread's own profile, merged
