@@ -136,9 +136,10 @@ def test_fetch_then_every_benchmark_loads_with_the_network_gone(
     assert result.exit_code == 0, result.output
     fetched = len(mirror.requests)
     # 19 τ² data files + 4 tool modules + the NL judge's 2 source files, 11 VitaBench data
-    # + 5 source, 14 + 2 MCP-Atlas, 9 EnvFactory release files and its commit's archive:
+    # + 5 source, 14 + 2 MCP-Atlas, 11 EnvFactory release files (6 prompt/data modules, 3 QueryGen
+        # and 2 tool-graph sources) and its commit's archive:
     # hand-counted from the modules' lists
-    assert fetched == 19 + 4 + 2 + 11 + 5 + 14 + 2 + 9 + 1
+    assert fetched == 19 + 4 + 2 + 11 + 5 + 14 + 2 + 11 + 1
     again = runner.invoke(app, ["data", "fetch", *GITHUB_BENCHMARKS, "--no-hub"])
     assert again.exit_code == 0 and len(mirror.requests) == fetched  # all cached: skipped
 
