@@ -1,6 +1,6 @@
 """BFCL multi-turn speed: our Inspect task vs the official `bfcl generate`, side by side.
 
-    python benchmarks/bfcl_vs_official.py [--limit 200] [--categories base] [--quick]
+    python benchmarks/bfcl_vs_official.py [--limit 200] [--categories base] [--quick] [--profile]
 
 Both harnesses talk to ONE instant, deterministic OpenAI-compatible server on 127.0.0.1
 (started by this script in its own process, so its CPU is nobody's): for a request it
