@@ -60,12 +60,18 @@ def gap_text(cell: GapCell) -> str:
     return text + f" ({100 * cell.measured:.2f} {runs} vs {100 * cell.reported:.2f} rep.)"
 
 
-def gap_marks(cell: GapCell) -> tuple[str, list[str]]:
+def gap_marks(cell: GapCell, notes: list[str]) -> tuple[str, list[int]]:
     """The cell's mark (`†`: settings known to differ from the paper's; `?`: settings the
-    paper does not state) and the notes behind it."""
-    notes = [*cell.differs, *([cell.note] if cell.note else [])]
-    mark = "†" if notes else ("?" if cell.unconfirmed else "")
-    return mark, notes + [f"unconfirmed: {u}" for u in cell.unconfirmed]
+    paper does not state) and the numbers of the notes behind it, in order; a note not yet
+    in the table's `notes` is appended to it (one numbering for Markdown and the page)."""
+    differs = [*cell.differs, *([cell.note] if cell.note else [])]
+    mark = "†" if differs else ("?" if cell.unconfirmed else "")
+    numbers = []
+    for note in differs + [f"unconfirmed: {u}" for u in cell.unconfirmed]:
+        if note not in notes:
+            notes.append(note)
+        numbers.append(notes.index(note) + 1)
+    return mark, sorted(numbers)
 
 
 def gap_columns(board: Leaderboard) -> list[ColumnInfo]:
@@ -91,13 +97,7 @@ def gap_markdown(board: Leaderboard) -> list[str]:
             if cell is None:
                 cells.append("")
                 continue
-            mark, cell_notes = gap_marks(cell)
-            numbers = []
-            for note in cell_notes:
-                if note not in notes:
-                    notes.append(note)
-                numbers.append(notes.index(note) + 1)
-            numbers.sort()
+            mark, numbers = gap_marks(cell, notes)
             cells.append(gap_text(cell) + (f" {mark}" if mark else "")
                          + (f" [{','.join(map(str, numbers))}]" if numbers else ""))
         where = (f"{gap.hub_id} @ {', '.join(r[:12] for r in gap.revisions) or 'unrecorded'}"

@@ -266,13 +266,7 @@ def _gaps_html(board: Leaderboard, rel: dict[str, str]) -> str:
             if cell is None:
                 tds.append("<td></td>")
                 continue
-            mark, cell_notes = gap_marks(cell)
-            numbers = []
-            for note in cell_notes:
-                if note not in notes:
-                    notes.append(note)
-                numbers.append(notes.index(note) + 1)
-            numbers.sort()
+            mark, numbers = gap_marks(cell, notes)
             css = {"†": "incomparable", "?": "unconfirmed"}.get(mark, "")
             value = html.escape(_pp(cell.gap))
             if cell.logs:

@@ -41,7 +41,6 @@ labelled user-provided exactly when every field the release labelled is.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -51,8 +50,8 @@ import networkx as nx
 from inspect_ai.model import ChatMessageUser, Model
 
 from envs.names import model_facing
-from envs.release_registry import ENVFACTORY
 from synthesis.querygen import release_prompts as rp
+from synthesis.querygen.release_context import parse_structured_output
 
 __all__ = ["SOURCES", "Batch", "BatchOutcome", "EnvOutcome", "FatalReply", "ReleaseParam",
            "ReleaseTool", "derive_object_labels", "edge_request", "label_batch",
@@ -73,16 +72,7 @@ _LABEL = "batch_get_user_provided"
 
 def source_problem() -> str | None:
     """One line naming the release files release mode cannot read (None when all can be)."""
-    missing = []
-    for relative in SOURCES:
-        try:
-            ENVFACTORY.source_text(relative)
-        except (OSError, RuntimeError) as e:
-            missing.append(f"{relative} ({e})")
-    if not missing:
-        return None
-    return ("--prompts release cannot read " + "; ".join(missing)
-            + "; use --prompts ours, or point ENVFACTORY_RELEASE_DIR at a full checkout")
+    return rp.source_problem(SOURCES, reader="--prompts release", instead="use --prompts ours")
 
 
 @cache
@@ -184,34 +174,8 @@ def release_tools(g: nx.DiGraph, env: str | None = None) -> list[ReleaseTool]:
     return [t for _, t in sorted(found, key=lambda ot: ot[0])]
 
 
-# -- reading replies as the release does (src/utils/utils.py) --------------------------
-
-
-def parse_structured_output(text: str) -> dict[str, Any]:
-    """The release's `parse_structured_output`: every `<tag>...</tag>` after any
-    `</think>`, its content JSON-decoded when it decodes (a repeated tag becomes a list)."""
-    result: dict[str, Any] = {}
-    non_think = text.strip()
-    idx = text.find("</think>")
-    if idx != -1:
-        result["think"] = text[:idx].strip()
-        non_think = text[idx + len("</think>"):].strip()
-    result["non_think"] = non_think
-    unclosed = re.findall(r"<([a-zA-Z_][a-zA-Z0-9_-]*)\s*>[^<]*$", non_think)
-    if unclosed and f"</{unclosed[-1]}>" not in non_think:
-        non_think += f"</{unclosed[-1]}>"
-    for tag, content in re.findall(r"(?s)<([a-zA-Z_][a-zA-Z0-9_-]*)>(.*?)</\1>", non_think):
-        try:
-            parsed: Any = json.loads(content)
-        except json.JSONDecodeError:
-            parsed = content
-        if tag not in result:
-            result[tag] = parsed
-        elif isinstance(result[tag], list):
-            result[tag].append(parsed)
-        else:
-            result[tag] = [result[tag], parsed]
-    return result
+# -- reading replies as the release does (src/utils/utils.py; its parse_structured_output
+# is release_context's, shared with QueryGen) ------------------------------------------
 
 
 def to_json(text: str) -> Any:

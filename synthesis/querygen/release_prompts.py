@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -403,16 +404,18 @@ def inline(relative: str, function: str, *, assigned: str | None = None,
 SOURCES = (QUERYGEN, GRAPH, SCHEMAGEN, NON_CONV, CONV, "src/gen/__init__.py")
 
 
-def source_problem() -> str | None:
-    """One line naming the release files the pipeline cannot read (None when all can be),
-    so a run can refuse up front instead of rejecting every chain."""
+def source_problem(sources: Sequence[str] = SOURCES, *, reader: str = "the release pipeline",
+                   instead: str = "run with --pipeline ours") -> str | None:
+    """One line naming the release files `reader` cannot read (None when all can be), so a
+    run can refuse up front instead of failing on every chain or pass; `instead` is the
+    way round it (our own variant)."""
     missing = []
-    for relative in SOURCES:
+    for relative in sources:
         try:
             ENVFACTORY.source_text(relative)
         except (OSError, RuntimeError) as e:
             missing.append(f"{relative} ({e})")
     if not missing:
         return None
-    return ("the release pipeline cannot read " + "; ".join(missing)
-            + "; run with --pipeline ours, or point ENVFACTORY_RELEASE_DIR at a full checkout")
+    return (f"{reader} cannot read " + "; ".join(missing)
+            + f"; {instead}, or point ENVFACTORY_RELEASE_DIR at a full checkout")
