@@ -136,7 +136,7 @@ class Server:
     """`testkit.recording_server` answering with `tau2_scripted.respond`, in its own
     process; its record file counts the requests."""
 
-    def __init__(self, domains: list[str], workdir: Path) -> None:
+    def __init__(self, workdir: Path) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -146,8 +146,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "testkit.recording_server", "--port", str(port),
              "--record", str(self.record), "--responder", "benchmarks.tau2_scripted:respond"],
-            cwd=ROOT, stdout=subprocess.DEVNULL,
-            env={**os.environ, "TAU2_BENCH_DOMAINS": ",".join(domains)})
+            cwd=ROOT, stdout=subprocess.DEVNULL)
         for _ in range(400):
             try:
                 urllib.request.urlopen(f"{self.url}/models", timeout=5).close()
@@ -293,7 +292,7 @@ def run_domain(domain: str, limit: int, plan: list[Harness], python: Path | None
     startup: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="tau2_overhead_") as tmp:
-        server = Server([domain], Path(tmp))
+        server = Server(Path(tmp))
 
         def run(options: list[str] | None, chosen: list[str],
                 prof: Path | None = None) -> dict[str, Any]:

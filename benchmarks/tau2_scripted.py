@@ -25,7 +25,6 @@ this way: a user's phone actions (telecom) are not visible in the agent's reques
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -44,10 +43,10 @@ _SCENARIO = re.compile(r"<scenario>\n(.*?)\n</scenario>", re.S)
 
 
 @cache
-def scenario_tasks(domains: tuple[str, ...] = DOMAINS) -> dict[str, Task]:
-    """Rendered scenario -> task, over `domains` (`TAU2_BENCH_DOMAINS` narrows it)."""
+def scenario_tasks() -> dict[str, Task]:
+    """Rendered scenario -> task, over the scriptable domains (no two tasks share one)."""
     tasks: dict[str, Task] = {}
-    for domain in domains:
+    for domain in DOMAINS:
         for raw in data.load_tasks(domain):
             task = Task.model_validate(raw)
             tasks.setdefault(task.user_scenario.render(), task)
@@ -74,10 +73,9 @@ def _task(messages: list[Mapping[str, Any]], role: str) -> Task:
     else:
         scenario = next((_text(m.get("content")) for m in messages if m.get("role") == "user"),
                         "")
-    domains = tuple(os.environ.get("TAU2_BENCH_DOMAINS", ",".join(DOMAINS)).split(","))
-    task = scenario_tasks(domains).get(scenario)
+    task = scenario_tasks().get(scenario)
     if task is None:
-        raise LookupError(f"no τ² task of {', '.join(domains)} has this scenario: "
+        raise LookupError(f"no τ² task of {', '.join(DOMAINS)} has this scenario: "
                           f"{scenario[:120]!r}")
     return task
 
@@ -97,8 +95,6 @@ def respond(api: Api, body: Mapping[str, Any]) -> Reply:
     role = role_of(messages)
     task = _task(messages, role)
     plan = OraclePlan(task)
-    if any(a.requestor != "assistant" for a in plan.actions):
-        raise ValueError(f"τ² task {task.id} has user actions: not scriptable statelessly")
     info = "; ".join(plan.info)
     if role == "assistant":
         for m in messages:
