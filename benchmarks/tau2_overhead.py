@@ -11,8 +11,8 @@ communicate; the user says its scenario, then `###STOP###`). Same conversation i
 answer out, whichever harness asks; the server's record counts the requests.
 
 * official: tau2-bench's own `tau2 run` at the commit our port pins
-  (`envs.tau2.data.RELEASE_COMMIT`), in its own venv (`--official-venv`, made once from
-  a source folder, `--official-source`, else from GitHub at that commit, then cached),
+  (`envs.tau2.data.RELEASE_COMMIT`), in a venv the user installed it into
+  (`--official-venv`; this script installs no upstream code; without one it reports ours),
   `--agent-llm openai/bench --user-llm openai/bench` with the server as litellm's
   `api_base` in `--agent-llm-args`/`--user-llm-args`, on the same `--task-ids`,
   `--max-concurrency` = Inspect's default connection count, reading the same data
@@ -166,34 +166,19 @@ class Server:
         self.proc.wait()
 
 
-def official_source() -> Path:
-    from envs.release_registry import BENCH_VENVS
-    from envs.tau2.data import RELEASE_COMMIT
-
-    return BENCH_VENVS.path() / f"tau2-official-src-{RELEASE_COMMIT[:7]}"
-
-
-def official_venv(path: Path, source: Path) -> tuple[Path | None, str]:
-    """The official harness's own venv (pip install of its source once, then reused):
-    from `source` when it holds the pinned commit's files, else from GitHub."""
+def official_venv(path: Path) -> tuple[Path | None, str]:
+    """The official harness's venv, as the user installed tau2-bench at the pinned commit
+    into it (this script installs no upstream code): its python, or None and why."""
     from envs.tau2.data import RELEASE_COMMIT, REPOSITORY
 
     python = path / "bin" / "python"
-    if (path / ".complete").exists():
-        return python, f"cached ({(path / '.complete').read_text().strip()})"
-    target = (str(source) if (source / "pyproject.toml").exists()
-              else f"git+https://github.com/{REPOSITORY}@{RELEASE_COMMIT}")
-    print(f"creating {path} (pip install {target}, a few minutes)...", file=sys.stderr)
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", target], check=True,
-                       stdout=subprocess.DEVNULL)
         subprocess.run([str(python), "-c", "import tau2.cli"], check=True,
                        capture_output=True)
-    except (subprocess.CalledProcessError, OSError) as e:
-        return None, f"official venv could not be created from {target}: {e}"
-    (path / ".complete").write_text(f"tau2-bench {RELEASE_COMMIT} from {target}")
-    return python, "created"
+    except (subprocess.CalledProcessError, OSError):
+        return None, (f"no official venv at {path} (install {REPOSITORY}@{RELEASE_COMMIT} "
+                      "into a venv and pass --official-venv)")
+    return python, f"{path}"
 
 
 #: the `tau2` console script, as `-c` code (so that a profiler can go in front)
@@ -411,9 +396,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="one-task runs of each harness (least CPU kept)")
     parser.add_argument("--official-venv", type=Path, default=None,
                         help="default: the bench cache's tau2-official-venv")
-    parser.add_argument("--official-source", type=Path, default=None,
-                        help="tau2-bench's files at the pinned commit (default: the bench "
-                        "cache's tau2-official-src-<commit>; else pip fetches GitHub)")
     parser.add_argument("--profile", action="store_true",
                         help="also profile each harness and print where the marginal goes")
     parser.add_argument("--oracle", action="store_true",
@@ -438,8 +420,7 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
     python, venv_note = official_venv(args.official_venv or BENCH_VENVS.path()
-                                      / "tau2-official-venv",
-                                      args.official_source or official_source())
+                                      / "tau2-official-venv")
     settings = {"defaults": SETTINGS["defaults"], DOCUMENTED: SETTINGS[DOCUMENTED]}
     plan: list[Harness] = [("official", None)] if python else []
     plan += list(settings.items())
